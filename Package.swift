@@ -1,0 +1,95 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Warnings are errors in every target of the project.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+/// The example apps: each is a real app on the SDK, installed as a bundle with the `Info.plist` beside its source.
+let exampleApps = ["FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend"]
+
+let package = Package(
+    name: "Offstage",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Offstage", targets: ["Offstage"]),
+        .library(name: "OffstageCore", targets: ["OffstageCore"]),
+        .library(name: "OffstageProtocol", targets: ["OffstageProtocol"]),
+        .library(name: "OffstageDaemon", targets: ["OffstageDaemon"]),
+        .library(name: "OffstageSimulator", targets: ["OffstageSimulator"]),
+        .executable(name: "offstaged", targets: ["offstaged"]),
+        .executable(name: "offstage", targets: ["offstage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        // The pure core: no I/O, no clock.
+        .target(name: "OffstageCore", swiftSettings: strict),
+        // Wire types, Varlink framing and the blocking client shared by the SDK and the CLI.
+        .target(name: "OffstageProtocol", dependencies: ["OffstageCore"], swiftSettings: strict),
+        // C wrappers for what the Glibc module does not import (prctl, pidfd, fork+exec into a cgroup, wait status).
+        .target(name: "COffstageSystem"),
+        // The real shell.
+        .target(
+            name: "OffstageDaemon",
+            dependencies: [
+                "OffstageCore", "OffstageProtocol", "COffstageSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "offstaged",
+            dependencies: [
+                "OffstageDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The SDK an app imports.
+        .target(name: "Offstage", dependencies: ["OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
+        // The command line.
+        .executableTarget(
+            name: "offstage",
+            dependencies: [
+                "OffstageProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // The core on virtual time and a virtual device.
+        .target(name: "OffstageSimulator", dependencies: ["OffstageCore"], swiftSettings: strict),
+
+        .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore", "OffstageSimulator"], swiftSettings: strict),
+        .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "OffstageDaemonTests",
+            dependencies: ["OffstageDaemon", "COffstageSystem"],
+            swiftSettings: strict
+        ),
+        // Real daemon, real app processes, the real CLI: these tests run the built binaries.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["OffstageProtocol", "offstaged", "offstage"] + exampleApps.map { .target(name: $0) },
+            swiftSettings: strict
+        ),
+    ] + exampleApps.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: ["Offstage"],
+            path: "Examples/\(name)",
+            exclude: ["Info.plist"],
+            swiftSettings: strict
+        )
+    }
+)

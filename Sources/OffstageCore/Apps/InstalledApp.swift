@@ -1,0 +1,60 @@
+/// An installed app: its manifest, where the daemon keeps its bundle, and the user's settings for it.
+public struct InstalledApp: Hashable, Sendable, Codable {
+    /// The validated manifest.
+    public var manifest: Manifest
+    /// The bundle folder the daemon launches from (its own copy).
+    public var bundlePath: String
+    /// When this version was installed.
+    public var installedAt: Instant
+    /// The user's settings for the app.
+    public var settings: AppSettings
+
+    /// Creates an installed app.
+    public init(manifest: Manifest, bundlePath: String, installedAt: Instant, settings: AppSettings = .init()) {
+        self.manifest = manifest
+        self.bundlePath = bundlePath
+        self.installedAt = installedAt
+        self.settings = settings
+    }
+
+    /// The app's identifier.
+    public var id: AppID { manifest.id }
+}
+
+/// What the daemon keeps about an app across restarts beyond its installation.
+public struct AppDurableState: Hashable, Sendable, Codable {
+    /// Force-quit by the user and not opened since: never launched in the background (SPEC LC-6).
+    public var forceQuit: Bool = false
+    /// The last termination.
+    public var lastTermination: TerminationRecord?
+    /// Crash-loop throttling (SPEC LC-9).
+    public var crashLoop: CrashLoop = .init()
+
+    /// The initial state.
+    public init() {}
+}
+
+/// Counts consecutive abnormal exits of background launches and holds the next one back (SPEC LC-9).
+public struct CrashLoop: Hashable, Sendable, Codable {
+    /// Consecutive abnormal exits of background launches.
+    public var consecutiveCrashes: Int = 0
+    /// No background launch before this instant.
+    public var notBefore: Instant?
+
+    /// No crashes.
+    public init() {}
+
+    /// Records a crash and computes the next allowed launch: the delay doubles from `initial` up to `maximum`.
+    public mutating func recordCrash(at now: Instant, initial: Double, maximum: Double) {
+        consecutiveCrashes += 1
+        let exponent = min(consecutiveCrashes - 1, 30)
+        let delay = min(initial * Double(1 << exponent), maximum)
+        notBefore = now + .seconds(double: delay)
+    }
+
+    /// Clears the count after a healthy run.
+    public mutating func reset() {
+        consecutiveCrashes = 0
+        notBefore = nil
+    }
+}

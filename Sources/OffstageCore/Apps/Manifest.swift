@@ -1,0 +1,48 @@
+/// What an app declares about itself in its bundle's `Info.plist` (SPEC MAN-1).
+public struct Manifest: Hashable, Sendable, Codable {
+    /// `CFBundleIdentifier`.
+    public var id: AppID
+    /// `CFBundleExecutable`: the executable's file name inside the bundle folder.
+    public var executable: String
+    /// `UIBackgroundModes`.
+    public var backgroundModes: Set<BackgroundMode>
+    /// `BGTaskSchedulerPermittedIdentifiers`.
+    public var permittedTaskIdentifiers: [String]
+    /// `UIApplicationExitsOnSuspend`: the app never enters the background (SPEC LC-7).
+    public var exitsOnSuspend: Bool
+    /// Settings that only make sense on Linux, under the `OffstageLinux` key.
+    public var linux: LinuxSettings
+
+    /// Creates a manifest.
+    public init(
+        id: AppID, executable: String, backgroundModes: Set<BackgroundMode> = [],
+        permittedTaskIdentifiers: [String] = [], exitsOnSuspend: Bool = false, linux: LinuxSettings = .init()
+    ) {
+        self.id = id
+        self.executable = executable
+        self.backgroundModes = backgroundModes
+        self.permittedTaskIdentifiers = permittedTaskIdentifiers
+        self.exitsOnSuspend = exitsOnSuspend
+        self.linux = linux
+    }
+
+    /// Whether the manifest declares `mode` (SPEC MAN-4, MODE-6).
+    public func declares(_ mode: BackgroundMode) -> Bool { backgroundModes.contains(mode) }
+
+    /// The Linux-only part of the manifest: how to start the executable and what it may use.
+    public struct LinuxSettings: Hashable, Sendable, Codable {
+        /// Extra command-line arguments (`Arguments`).
+        public var arguments: [String]
+        /// Extra environment variables (`Environment`).
+        public var environment: [String: String]
+        /// Memory limit in MiB (`MemoryLimitMB`), enforced where the memory controller is available.
+        public var memoryLimitMB: Int?
+
+        /// Creates Linux settings.
+        public init(arguments: [String] = [], environment: [String: String] = [:], memoryLimitMB: Int? = nil) {
+            self.arguments = arguments
+            self.environment = environment
+            self.memoryLimitMB = memoryLimitMB
+        }
+    }
+}

@@ -1,0 +1,37 @@
+/// What the core asks its shell to do. The shell performs actions in order and decides nothing.
+public enum CoreAction: Hashable, Sendable {
+    /// Start the app's process; report `processStarted` or `launchFailed` with the same launch number.
+    case launch(AppID, LaunchPlan)
+    /// Send a callback to the app's process (it is attached and not frozen).
+    case deliver(AppID, pid: Int32, Callback)
+    /// Freeze the app's whole process tree.
+    case freeze(AppID, pid: Int32)
+    /// Thaw the app's whole process tree.
+    case thaw(AppID, pid: Int32)
+    /// SIGTERM to the app's whole process tree.
+    case terminate(AppID, pid: Int32)
+    /// SIGKILL to the app's whole process tree, frozen or not.
+    case kill(AppID, pid: Int32)
+    /// Append to the event log.
+    case log(LogEntry)
+    /// Persist the app's durable state (``OffstageCore/durableState(of:)``) and settings.
+    case saveApp(AppID)
+    /// Persist the device state.
+    case saveDevice
+    /// The app is uninstalled and its process gone: remove everything kept for it.
+    case forget(AppID)
+}
+
+/// How to launch an app.
+public struct LaunchPlan: Hashable, Sendable {
+    /// Identifies this launch until the process has a pid.
+    public var launch: UInt64
+    /// Why it is launched; the process learns it from did-finish-launching.
+    public var reason: LaunchReason
+
+    /// Creates a plan.
+    public init(launch: UInt64, reason: LaunchReason) {
+        self.launch = launch
+        self.reason = reason
+    }
+}

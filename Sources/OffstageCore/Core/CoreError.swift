@@ -1,0 +1,33 @@
+/// Why the core refused a request: a stable code, the thing that was wrong, and the fix.
+public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable code; also the suffix of the Varlink error name.
+    public enum Code: String, Hashable, Sendable, Codable {
+        case appNotInstalled = "AppNotInstalled"
+        case appNotRunning = "AppNotRunning"
+        case deviceLocked = "DeviceLocked"
+        case noInterruption = "NoInterruption"
+        case alreadyRunning = "AlreadyRunning"
+        case notAttached = "NotAttached"
+        case invalidArgument = "InvalidArgument"
+    }
+
+    /// The code.
+    public var code: Code
+    /// What was wrong, naming the thing.
+    public var message: String
+    /// What to do about it.
+    public var fix: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, fix: String) {
+        self.code = code
+        self.message = message
+        self.fix = fix
+    }
+
+    public var description: String { "\(message); \(fix)" }
+
+    static func notInstalled(_ id: AppID) -> CoreError {
+        CoreError(.appNotInstalled, "no app '\(id)' is installed", fix: "install it with `offstage install BUNDLE_DIR`")
+    }
+}

@@ -1,0 +1,29 @@
+/// One line of the daemon's structured event log, which `offstage log`, `explain` and the timeline read.
+public struct LogEntry: Hashable, Sendable, Codable {
+    /// What kind of event it records.
+    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+        case install, uninstall, launch, launchFailed, attach, detach, state, callback, callbackDone
+        case freeze, thaw, terminate, kill, exit, taskBegin, taskEnd, taskExpire, watchdog
+        case settings, device, warning
+    }
+
+    /// When it happened.
+    public var at: Instant
+    /// The app it concerns, if any.
+    public var app: AppID?
+    /// What kind of event.
+    public var kind: Kind
+    /// What happened, for people.
+    public var message: String
+    /// The new state, for state changes (the timeline draws these).
+    public var state: ApplicationState?
+
+    /// Creates an entry.
+    public init(at: Instant, app: AppID?, kind: Kind, message: String, state: ApplicationState? = nil) {
+        self.at = at
+        self.app = app
+        self.kind = kind
+        self.message = message
+        self.state = state
+    }
+}

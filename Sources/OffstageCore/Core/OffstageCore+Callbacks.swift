@@ -1,0 +1,140 @@
+/// Callbacks go to an app one at a time, in order: the next is sent when the previous one has returned.
+/// That keeps the core's view of what the app is doing exact, lets it drop pairs that cancel out, and means
+/// nothing is ever half-delivered to a process that is about to be frozen.
+extension OffstageCore {
+    /// Queues a callback, dropping a queued pair that cancels out (became active and resigned before the
+    /// app heard of either; entered foreground and background again).
+    mutating func enqueue(_ id: AppID, _ kind: CallbackKind) {
+        guard var process = apps[id]?.process else { return }
+        switch (process.queue.last, kind) {
+        case (.didBecomeActive?, .willResignActive), (.willEnterForeground?, .didEnterBackground):
+            process.queue.removeLast()
+        default:
+            process.queue.append(kind)
+        }
+        apps[id]?.process = process
+        touched.insert(id)
+    }
+
+    /// Sends the next queued callback if the app can receive it now.
+    mutating func pump(_ id: AppID, _ now: Instant) {
+        guard var process = apps[id]?.process, let pid = process.pid, process.attached, !process.frozen,
+            process.inFlight == nil, !process.queue.isEmpty
+        else { return }
+        if let termination = process.termination, termination.stage > .willTerminate { return }
+        let kind = process.queue.removeFirst()
+        let deadline: Instant?
+        switch kind {
+        case .didFinishLaunching: deadline = process.launchDeadline
+        case .didEnterBackground: deadline = now + configuration.didEnterBackground
+        case .willTerminate: deadline = process.termination?.escalateAt ?? now + configuration.willTerminate
+        case .backgroundTasksExpiring: deadline = nil  // the budget's end bounds it
+        case .didBecomeActive:
+            deadline = now + configuration.callback
+            if process.phase == .inactive {
+                process.phase = .active
+                log(now, id, .state, "active", state: .active)
+            }
+        case .willEnterForeground, .willResignActive: deadline = now + configuration.callback
+        }
+        let callback = Callback(id: CallbackID(takeNumber()), kind: kind, deadline: deadline)
+        process.inFlight = callback
+        apps[id]?.process = process
+        emit(.deliver(id, pid: pid, callback))
+        log(now, id, .callback, kind.description)
+    }
+
+    /// The app's handler for a callback returned.
+    public mutating func callbackCompleted(_ id: AppID, pid: Int32, callback: CallbackID, at now: Instant) -> [CoreAction] {
+        guard var process = apps[id]?.process, process.pid == pid else { return finish(now) }
+        guard let inFlight = process.inFlight, inFlight.id == callback else {
+            log(now, id, .warning, "answer to unknown callback \(callback) ignored")
+            return finish(now)
+        }
+        process.inFlight = nil
+        if case .didFinishLaunching = inFlight.kind {
+            process.launchCompleted = true
+            process.launchDeadline = nil
+        }
+        apps[id]?.process = process
+        log(now, id, .callbackDone, inFlight.kind.description)
+        touched.insert(id)
+        return finish(now)
+    }
+
+    /// Brings every part of an app up to date at `now`: due expirations, watchdogs, escalations, the next
+    /// callback, and the suspension decision.
+    mutating func settle(_ id: AppID, _ now: Instant) {
+        guard let process = apps[id]?.process else { return }
+        if let termination = process.termination {
+            if let at = termination.escalateAt, now >= at { escalate(id, now) }
+            pump(id, now)
+            return
+        }
+        if !process.launchCompleted, let deadline = process.launchDeadline, now >= deadline {
+            return terminate(id, .launchTimeout(seconds: configuration.launchTimeout), .signal, now)
+        }
+        if !process.attached, let deadline = process.reattachDeadline, now >= deadline {
+            return terminate(id, .didNotReattach(seconds: configuration.reattachTimeout), .signal, now)
+        }
+        if let inFlight = process.inFlight, let deadline = inFlight.deadline, now >= deadline {
+            let seconds = timeout(for: inFlight.kind).inSeconds
+            return terminate(id, .callbackTimeout(callback: inFlight.kind.description, seconds: seconds), .signal, now)
+        }
+        if let overrun = process.ledger.overrunDue, now >= overrun {
+            let tasks = process.ledger.tasks
+            let longest = tasks.map { (now - $0.begunAt).inSeconds }.max() ?? 0
+            return terminate(id, .backgroundTaskOverrun(tasks: tasks.map(\.name), seconds: longest), .signal, now)
+        }
+        let expiring = apps[id]?.process?.ledger.takeExpiring(at: now) ?? []
+        if !expiring.isEmpty {
+            log(now, id, .taskExpire, "expiration handlers due for task \(expiring.map(\.description).joined(separator: ", "))")
+            enqueue(id, .backgroundTasksExpiring(expiring))
+            touched.remove(id)
+        }
+        pump(id, now)
+        decideSuspension(id, now)
+    }
+
+    /// An idle app in the background is suspended `suspendDelay` after it became idle (SPEC LC-4, BT-2).
+    mutating func decideSuspension(_ id: AppID, _ now: Instant) {
+        guard var process = apps[id]?.process else { return }
+        let idle = process.phase == .background && process.launchCompleted && process.attached && !process.frozen
+            && process.termination == nil && !process.isBusy
+        if !idle {
+            process.suspendAt = nil
+        } else if let at = process.suspendAt {
+            if now >= at, let pid = process.pid {
+                process.suspendAt = nil
+                process.frozen = true
+                process.phase = .suspended
+                emit(.freeze(id, pid: pid))
+                log(now, id, .state, "suspended", state: .suspended)
+            }
+        } else {
+            process.suspendAt = now + configuration.suspend
+        }
+        apps[id]?.process = process
+    }
+
+    /// Thaws a suspended app so it can run again (in the background until something moves it to the front).
+    mutating func resume(_ id: AppID, _ now: Instant) {
+        guard var process = apps[id]?.process, process.frozen, let pid = process.pid else { return }
+        process.frozen = false
+        process.phase = .background
+        apps[id]?.process = process
+        emit(.thaw(id, pid: pid))
+        log(now, id, .thaw, "thawed")
+        touched.insert(id)
+    }
+
+    func timeout(for kind: CallbackKind) -> Duration {
+        switch kind {
+        case .didFinishLaunching: configuration.launch
+        case .didEnterBackground: configuration.didEnterBackground
+        case .willTerminate: configuration.willTerminate
+        case .backgroundTasksExpiring: .zero
+        case .willEnterForeground, .didBecomeActive, .willResignActive: configuration.callback
+        }
+    }
+}

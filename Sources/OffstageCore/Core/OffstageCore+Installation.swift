@@ -1,0 +1,80 @@
+/// Installing, upgrading and uninstalling apps, and the user's settings (SPEC MAN-3, SET).
+extension OffstageCore {
+    /// The result of an install.
+    public enum InstallOutcome: String, Sendable, Codable {
+        /// A new app.
+        case installed
+        /// The same id was installed again: upgraded in place, settings and pending work kept.
+        case upgraded
+    }
+
+    /// Installs an app or upgrades it in place. The shell has already copied the bundle and persisted it.
+    /// An upgrade keeps the user's settings and the app's durable state; a running old version is ended.
+    public mutating func install(_ app: InstalledApp, at now: Instant) -> (InstallOutcome, [CoreAction]) {
+        guard var entry = apps[app.id], !entry.uninstalling else {
+            apps[app.id] = AppEntry(app: app)
+            log(now, app.id, .install, "installed from \(app.bundlePath)")
+            emit(.saveApp(app.id))
+            return (.installed, finish(now))
+        }
+        var upgraded = app
+        upgraded.settings = entry.app.settings
+        entry.app = upgraded
+        apps[app.id] = entry
+        log(now, app.id, .install, "upgraded in place")
+        emit(.saveApp(app.id))
+        if entry.process != nil { terminate(app.id, .upgraded, .graceful, now) }
+        return (.upgraded, finish(now))
+    }
+
+    /// Uninstalls an app: ends its process (will-terminate if running, silently if suspended) and then
+    /// forgets everything it had (SPEC MAN-3, LC-5).
+    public mutating func uninstall(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
+        let entry = try entry(id)
+        apps[id]?.uninstalling = true
+        apps[id]?.pendingOpen = false
+        if device.appBeforeLock == id { device.appBeforeLock = nil }
+        if entry.process != nil {
+            if device.foregroundApp == id {
+                device.foregroundApp = nil
+                emit(.saveDevice)
+            }
+            terminate(id, .uninstalled, .graceful, now)
+        } else {
+            apps[id] = nil
+            emit(.forget(id))
+            log(now, id, .uninstall, "uninstalled")
+        }
+        return finish(now)
+    }
+
+    /// Changes device-wide settings.
+    public mutating func setDeviceSettings(_ settings: DeviceSettings, at now: Instant) -> [CoreAction] {
+        guard settings != device.settings else { return finish(now) }
+        let old = device.settings
+        device.settings = settings
+        emit(.saveDevice)
+        if old.multitaskingSupported != settings.multitaskingSupported {
+            log(now, nil, .settings, "multitasking \(settings.multitaskingSupported ? "supported" : "not supported")")
+        }
+        return finish(now)
+    }
+
+    /// Changes the user's settings for one app.
+    public mutating func setAppSettings(_ settings: AppSettings, for id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
+        let entry = try entry(id)
+        guard entry.app.settings != settings else { return finish(now) }
+        apps[id]?.app.settings = settings
+        emit(.saveApp(id))
+        log(now, id, .settings, "settings changed")
+        return finish(now)
+    }
+
+    /// The daemon is shutting down: running apps get will-terminate, suspended ones are killed silently.
+    public mutating func shutdown(at now: Instant) -> [CoreAction] {
+        for id in apps.keys.sorted() where apps[id]?.process != nil {
+            terminate(id, .shutdown, .graceful, now)
+        }
+        return finish(now)
+    }
+}

@@ -1,0 +1,219 @@
+/// Inputs about processes: launched, failed to launch, attached, detached, exited, adopted after a restart.
+extension OffstageCore {
+    /// Starts the app's process with `reason`, queueing did-finish-launching (and did-become-active in front).
+    mutating func launch(_ id: AppID, _ reason: LaunchReason, _ now: Instant) {
+        guard let entry = apps[id], entry.process == nil else { return }
+        let foreground = reason.isForeground
+        var process = AppProcess(
+            launch: takeNumber(), reason: reason, phase: foreground ? .inactive : .background, startedAt: now,
+            ledger: BackgroundTaskLedger(expirationWarning: configuration.warning))
+        process.launchDeadline = now + configuration.launch
+        process.queue = foreground ? [.didFinishLaunching(reason), .didBecomeActive] : [.didFinishLaunching(reason)]
+        if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
+        apps[id]?.process = process
+        emit(.launch(id, LaunchPlan(launch: process.launch, reason: reason)))
+        log(now, id, .state, foreground ? "launching (\(reason.rawValue))" : "launching into the background (\(reason.rawValue))",
+            state: process.phase)
+        touched.insert(id)
+    }
+
+    /// The shell started the process of launch number `launch`.
+    public mutating func processStarted(_ id: AppID, launch: UInt64, pid: Int32, at now: Instant) -> [CoreAction] {
+        guard var process = apps[id]?.process, process.launch == launch else { return finish(now) }
+        process.pid = pid
+        apps[id]?.process = process
+        log(now, id, .launch, "started as pid \(pid) (\(process.reason.rawValue))")
+        if let termination = process.termination {
+            // Termination was requested before the pid was known.
+            emit(termination.stage == .killed ? .kill(id, pid: pid) : .terminate(id, pid: pid))
+        }
+        touched.insert(id)
+        return finish(now)
+    }
+
+    /// The shell could not start the process of launch number `launch`.
+    public mutating func launchFailed(_ id: AppID, launch: UInt64, message: String, at now: Instant) -> [CoreAction] {
+        guard let process = apps[id]?.process, process.launch == launch else { return finish(now) }
+        log(now, id, .launchFailed, message)
+        processGone(id, status: .exited(127), now)
+        return finish(now)
+    }
+
+    /// The app's process exited (or was killed).
+    public mutating func processExited(_ id: AppID, pid: Int32, status: ExitStatus, at now: Instant) -> [CoreAction] {
+        guard let process = apps[id]?.process, process.pid == pid else { return finish(now) }
+        processGone(id, status: status, now)
+        return finish(now)
+    }
+
+    mutating func processGone(_ id: AppID, status: ExitStatus, _ now: Instant) {
+        guard var entry = apps[id], let process = entry.process else { return }
+        let reason = process.termination?.reason
+        entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
+        if reason == nil && status.isAbnormal && !process.reason.isForeground {
+            entry.durable.crashLoop.recordCrash(
+                at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
+        } else if reason == nil && !status.isAbnormal {
+            entry.durable.crashLoop.reset()
+        }
+        entry.process = nil
+        apps[id] = entry
+        let record = entry.durable.lastTermination!
+        log(now, id, .exit, record.summary, state: .notRunning)
+        if device.foregroundApp == id && !entry.pendingOpen {
+            device.foregroundApp = nil
+            emit(.saveDevice)
+        }
+        if device.interruption?.covering == id { device.interruption?.covering = nil }
+        if entry.uninstalling {
+            apps[id] = nil
+            emit(.forget(id))
+            log(now, id, .uninstall, "uninstalled")
+            return
+        }
+        emit(.saveApp(id))
+        if entry.pendingOpen {
+            apps[id]?.pendingOpen = false
+            if device.foregroundApp == id { launch(id, .user, now) }
+        }
+    }
+
+    /// The app's SDK attached its callback stream. `pid` comes from the connection's peer credentials.
+    public mutating func attached(
+        _ id: AppID, pid: Int32, report: AttachReport, at now: Instant
+    ) throws(CoreError) -> [CoreAction] {
+        let entry = try entry(id)
+        guard let process = entry.process else {
+            startedByHand(id, pid: pid, report: report, now)
+            return finish(now)
+        }
+        guard process.pid == pid else {
+            let running = process.pid.map { "as pid \($0)" } ?? "(starting)"
+            throw CoreError(
+                .alreadyRunning, "'\(id)' is already running \(running); pid \(pid) cannot attach as it",
+                fix: "quit the other instance (`offstage force-quit \(id)`) before starting one by hand")
+        }
+        if process.reattachDeadline != nil {
+            reconcile(id, report: report, now)
+        } else {
+            reconnect(id, now)
+        }
+        return finish(now)
+    }
+
+    /// The app's callback stream closed while its process lives on (it will reattach).
+    public mutating func detached(_ id: AppID, pid: Int32, at now: Instant) -> [CoreAction] {
+        guard var process = apps[id]?.process, process.pid == pid, process.attached else { return finish(now) }
+        process.attached = false
+        if let inFlight = process.inFlight {
+            // It may or may not have arrived; it is sent again on reattach and the SDK drops repeats by id.
+            process.queue.insert(inFlight.kind, at: 0)
+            process.inFlight = nil
+        }
+        apps[id]?.process = process
+        log(now, id, .detach, "callback stream closed")
+        touched.insert(id)
+        return finish(now)
+    }
+
+    /// After a daemon restart: the app's process `pid` is still alive. It is thawed (it may have been frozen
+    /// by the previous daemon) and must reattach within `reattachTimeout`.
+    public mutating func adopt(_ id: AppID, pid: Int32, at now: Instant) -> [CoreAction] {
+        guard apps[id] != nil, apps[id]?.process == nil else { return finish(now) }
+        adoptProcess(id, pid: pid, now)
+        emit(.thaw(id, pid: pid))
+        log(now, id, .attach, "found alive as pid \(pid) after a daemon restart; waiting for it to reattach")
+        return finish(now)
+    }
+
+    mutating func adoptProcess(_ id: AppID, pid: Int32, _ now: Instant) {
+        var process = AppProcess(
+            launch: takeNumber(), reason: .user, phase: .background, startedAt: now,
+            ledger: BackgroundTaskLedger(expirationWarning: configuration.warning))
+        process.pid = pid
+        process.launchCompleted = true
+        process.reattachDeadline = now + configuration.reattach
+        apps[id]?.process = process
+        touched.insert(id)
+    }
+
+    mutating func reconnect(_ id: AppID, _ now: Instant) {
+        guard var process = apps[id]?.process else { return }
+        if let inFlight = process.inFlight {
+            process.queue.insert(inFlight.kind, at: 0)
+            process.inFlight = nil
+        }
+        process.attached = true
+        apps[id]?.process = process
+        log(now, id, .attach, "attached (pid \(process.pid ?? 0))")
+        touched.insert(id)
+    }
+
+    /// A process the daemon did not start attached: it is managed like any other from now on (SPEC LC-8).
+    mutating func startedByHand(_ id: AppID, pid: Int32, report: AttachReport, _ now: Instant) {
+        if report.launchCompleted {
+            // A live app the daemon lost track of: treat it as adopted and reconcile with what it reports.
+            adoptProcess(id, pid: pid, now)
+            reconcile(id, report: report, now)
+            return
+        }
+        let foreground = !device.locked
+        if foreground, let current = device.foregroundApp, current != id { sendToBackground(current, now) }
+        var process = AppProcess(
+            launch: takeNumber(), reason: .user, phase: foreground ? .inactive : .background, startedAt: now,
+            ledger: BackgroundTaskLedger(expirationWarning: configuration.warning))
+        process.pid = pid
+        process.attached = true
+        process.launchDeadline = now + configuration.launch
+        process.queue = foreground ? [.didFinishLaunching(.user), .didBecomeActive] : [.didFinishLaunching(.user)]
+        if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
+        apps[id]?.process = process
+        if foreground {
+            device.foregroundApp = id
+            emit(.saveDevice)
+        }
+        log(now, id, .attach, "pid \(pid) started by hand attached", state: process.phase)
+        touched.insert(id)
+    }
+
+    /// Matches an adopted app's report with the daemon's view after a restart.
+    mutating func reconcile(_ id: AppID, report: AttachReport, _ now: Instant) {
+        guard var process = apps[id]?.process else { return }
+        process.attached = true
+        process.reattachDeadline = nil
+        for task in report.openTasks where task.id.isValid {
+            process.ledger.begin(task.id, name: task.name, at: now)
+            nextNumber = max(nextNumber, task.id.rawValue + 1)
+        }
+        if !report.launchCompleted {
+            process.launchCompleted = false
+            process.launchDeadline = now + configuration.launch
+            process.queue.insert(.didFinishLaunching(process.reason), at: 0)
+        }
+        let inFront = device.foregroundApp == id && !device.locked
+        var queue: [CallbackKind] = []
+        if inFront {
+            switch report.state {
+            case .active: process.phase = .active
+            case .inactive: queue = [.didBecomeActive]; process.phase = .inactive
+            default: queue = [.willEnterForeground, .didBecomeActive]; process.phase = .inactive
+            }
+        } else {
+            if device.foregroundApp == id {
+                device.foregroundApp = nil
+                emit(.saveDevice)
+            }
+            switch report.state {
+            case .active: queue = [.willResignActive, .didEnterBackground]
+            case .inactive: queue = [.didEnterBackground]
+            default: break
+            }
+            process.phase = .background
+            process.ledger.enterBackground(at: now, budget: configuration.budget)
+        }
+        process.queue += queue
+        apps[id]?.process = process
+        log(now, id, .attach, "reattached after a daemon restart (\(report.state.rawValue))", state: process.phase)
+        touched.insert(id)
+    }
+}

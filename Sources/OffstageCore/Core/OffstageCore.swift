@@ -1,0 +1,108 @@
+/// The whole decision-making of Offstage: a pure, deterministic state machine.
+///
+/// The core does no I/O and never reads a clock. A shell (the daemon or the simulator) calls one mutating
+/// method per input, passing the `now` it observed; each returns the ``CoreAction``s to carry out, in order.
+/// After every call the shell arms one timer for ``nextDeadline`` and calls ``advance(to:)`` when it fires,
+/// so nothing in the system polls.
+public struct OffstageCore: Sendable {
+    /// The numbers the core decides with.
+    public private(set) var configuration: CoreConfiguration
+    /// The device: foreground app, lock screen, interruption, device settings.
+    public internal(set) var device: DeviceState
+    /// Every installed app.
+    public internal(set) var apps: [AppID: AppEntry] = [:]
+
+    /// The next number for callbacks, background tasks and launches. Seeded by the shell so numbers do not
+    /// repeat across daemon restarts (an app that reattaches must not confuse an old callback with a new one).
+    var nextNumber: UInt64
+    /// Actions produced by the current input.
+    var outbox: [CoreAction] = []
+    /// Apps touched by the current input; settled before the actions are handed back.
+    var touched: Set<AppID> = []
+
+    /// Creates a core.
+    /// - Parameters:
+    ///   - configuration: the numbers.
+    ///   - device: the device state to start from (restored by the daemon after a restart).
+    ///   - numberSeed: the first number to hand out for callbacks, tasks and launches.
+    public init(configuration: CoreConfiguration = .init(), device: DeviceState = .init(), numberSeed: UInt64 = 1) {
+        self.configuration = configuration
+        self.device = device
+        self.nextNumber = max(1, numberSeed)
+    }
+
+    // MARK: Queries
+
+    /// The status of one app.
+    public func status(of id: AppID, at now: Instant) -> AppStatus? {
+        guard let entry = apps[id] else { return nil }
+        let process = entry.process
+        var remaining: Double?
+        if let process, !process.phase.isForeground {
+            remaining = process.ledger.timeRemaining(at: now)
+        }
+        return AppStatus(
+            id: id, state: entry.state, pid: process?.pid, backgroundTasks: process?.ledger.tasks.count ?? 0,
+            backgroundTimeRemaining: remaining, launchReason: process?.reason,
+            terminating: process?.termination.map { $0.reason.description },
+            forceQuit: entry.durable.forceQuit, lastTermination: entry.durable.lastTermination,
+            backgroundModes: entry.app.manifest.backgroundModes.sorted { $0.rawValue < $1.rawValue },
+            exitsOnSuspend: exitsOnSuspend(entry))
+    }
+
+    /// The status of every app, sorted by id.
+    public func statuses(at now: Instant) -> [AppStatus] {
+        apps.keys.sorted().compactMap { status(of: $0, at: now) }
+    }
+
+    /// The durable state of an app, for the shell to persist after ``CoreAction/saveApp(_:)``.
+    public func durableState(of id: AppID) -> AppDurableState? { apps[id]?.durable }
+
+    /// Whether no app process is left (shutdown is complete when this holds).
+    public var noProcessesLeft: Bool { apps.values.allSatisfy { $0.process == nil } }
+
+    /// The app whose current process has this pid.
+    public func app(withPid pid: Int32) -> AppID? {
+        apps.first { $0.value.process?.pid == pid }?.key
+    }
+
+    // MARK: Restoring after a restart
+
+    /// Adds an installed app read back from the store, without producing actions.
+    public mutating func restore(_ app: InstalledApp, durable: AppDurableState) {
+        apps[app.id] = AppEntry(app: app, durable: durable)
+    }
+
+    // MARK: Helpers shared by the extensions
+
+    mutating func takeNumber() -> UInt64 {
+        defer { nextNumber += 1 }
+        return nextNumber
+    }
+
+    mutating func emit(_ action: CoreAction) { outbox.append(action) }
+
+    mutating func log(
+        _ now: Instant, _ app: AppID?, _ kind: LogEntry.Kind, _ message: String, state: ApplicationState? = nil
+    ) {
+        emit(.log(LogEntry(at: now, app: app, kind: kind, message: message, state: state)))
+    }
+
+    /// Settles every touched app and hands back the actions of the current input.
+    mutating func finish(_ now: Instant) -> [CoreAction] {
+        while let id = touched.popFirst() {
+            settle(id, now)
+        }
+        defer { outbox.removeAll(keepingCapacity: true) }
+        return outbox
+    }
+
+    func exitsOnSuspend(_ entry: AppEntry) -> Bool {
+        entry.app.manifest.exitsOnSuspend || !device.settings.multitaskingSupported
+    }
+
+    func entry(_ id: AppID) throws(CoreError) -> AppEntry {
+        guard let entry = apps[id] else { throw .notInstalled(id) }
+        return entry
+    }
+}

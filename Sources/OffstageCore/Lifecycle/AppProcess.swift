@@ -1,0 +1,119 @@
+/// What the core knows about an app's running process.
+public struct AppProcess: Hashable, Sendable {
+    /// Identifies the launch until the pid is known.
+    public var launch: UInt64
+    /// The process id, once the shell reported it.
+    public var pid: Int32?
+    /// Why it was launched.
+    public var reason: LaunchReason
+    /// Its state (never `notRunning`).
+    public var phase: ApplicationState
+    /// Whether did-finish-launching has returned.
+    public var launchCompleted: Bool
+    /// The launch watchdog (SPEC LC-3), until did-finish-launching returns.
+    public var launchDeadline: Instant?
+    /// Whether the SDK's callback stream is connected.
+    public var attached: Bool = false
+    /// Found alive after a daemon restart and not yet reattached; terminated if it does not reattach by then.
+    public var reattachDeadline: Instant?
+    /// Whether the process tree is frozen.
+    public var frozen: Bool = false
+    /// The callback sent and not yet answered; callbacks go one at a time, in order.
+    public var inFlight: Callback?
+    /// Callbacks waiting to be sent (while launching, detached, frozen, or behind `inFlight`).
+    public var queue: [CallbackKind] = []
+    /// Open background tasks and their budget.
+    public var ledger: BackgroundTaskLedger
+    /// When the app will be suspended if it stays idle in the background (SPEC LC-4).
+    public var suspendAt: Instant?
+    /// Termination in progress.
+    public var termination: TerminationProgress?
+    /// When the launch began.
+    public var startedAt: Instant
+
+    /// Creates the record of a process being launched.
+    public init(launch: UInt64, reason: LaunchReason, phase: ApplicationState, startedAt: Instant, ledger: BackgroundTaskLedger) {
+        self.launch = launch
+        self.reason = reason
+        self.phase = phase
+        self.launchCompleted = false
+        self.startedAt = startedAt
+        self.ledger = ledger
+    }
+
+    /// Whether something keeps the app running in the background (SPEC LC-4, BT-2).
+    public var isBusy: Bool {
+        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks
+    }
+}
+
+/// A termination in progress: will-terminate → SIGTERM → SIGKILL, each stage with its deadline.
+public struct TerminationProgress: Hashable, Sendable {
+    /// The stages, in escalating order.
+    public enum Stage: Int, Hashable, Sendable, Comparable {
+        /// will-terminate sent (or queued); the process must exit by `escalateAt`.
+        case willTerminate
+        /// SIGTERM sent; SIGKILL follows at `escalateAt`.
+        case signaled
+        /// SIGKILL sent; waiting for the exit.
+        case killed
+
+        public static func < (lhs: Stage, rhs: Stage) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Why.
+    public var reason: TerminationReason
+    /// How far it has gone.
+    public var stage: Stage
+    /// When to escalate to the next stage.
+    public var escalateAt: Instant?
+}
+
+/// An installed app and everything the core tracks about it.
+public struct AppEntry: Hashable, Sendable {
+    /// The installation.
+    public var app: InstalledApp
+    /// What survives restarts.
+    public var durable: AppDurableState
+    /// The running process, if any.
+    public var process: AppProcess?
+    /// The user opened it while it was being terminated: launch it again once it has exited.
+    public var pendingOpen: Bool = false
+    /// Uninstall requested: forget it once its process is gone.
+    public var uninstalling: Bool = false
+
+    /// Creates an entry.
+    public init(app: InstalledApp, durable: AppDurableState = .init()) {
+        self.app = app
+        self.durable = durable
+    }
+
+    /// The state as the user sees it.
+    public var state: ApplicationState { process?.phase ?? .notRunning }
+}
+
+/// A snapshot of one app for the CLI and the SDK (SPEC CLI-2).
+public struct AppStatus: Hashable, Sendable, Codable {
+    /// The app id.
+    public var id: AppID
+    /// Its state.
+    public var state: ApplicationState
+    /// Its process id, or nil when not running.
+    public var pid: Int32?
+    /// How many background tasks are open.
+    public var backgroundTasks: Int
+    /// Seconds of background time left; nil in the foreground or when not running.
+    public var backgroundTimeRemaining: Double?
+    /// Why the running process was launched.
+    public var launchReason: LaunchReason?
+    /// The termination in progress, if any.
+    public var terminating: String?
+    /// Force-quit and not opened since (SPEC LC-6).
+    public var forceQuit: Bool
+    /// The last termination.
+    public var lastTermination: TerminationRecord?
+    /// The manifest's background modes.
+    public var backgroundModes: [BackgroundMode]
+    /// Whether the app exits instead of entering the background.
+    public var exitsOnSuspend: Bool
+}

@@ -1,0 +1,80 @@
+/// Identifies one callback sent to an app; the app answers with it when its handler returns.
+public struct CallbackID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The number.
+    public var rawValue: UInt64
+
+    /// Wraps a number.
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static func < (lhs: CallbackID, rhs: CallbackID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String { String(rawValue) }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(UInt64.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// What the daemon asks an app's code to do (SPEC LC-2, BT-4).
+public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// `application(_:didFinishLaunchingWithOptions:)`, with the launch reason.
+    case didFinishLaunching(LaunchReason)
+    /// `applicationWillEnterForeground(_:)`.
+    case willEnterForeground
+    /// `applicationDidBecomeActive(_:)`.
+    case didBecomeActive
+    /// `applicationWillResignActive(_:)`.
+    case willResignActive
+    /// `applicationDidEnterBackground(_:)`.
+    case didEnterBackground
+    /// `applicationWillTerminate(_:)`.
+    case willTerminate
+    /// The expiration handlers of these background tasks are due (SPEC BT-4).
+    case backgroundTasksExpiring([BackgroundTaskID])
+
+    /// The callback's wire name.
+    public var name: String {
+        switch self {
+        case .didFinishLaunching: "didFinishLaunching"
+        case .willEnterForeground: "willEnterForeground"
+        case .didBecomeActive: "didBecomeActive"
+        case .willResignActive: "willResignActive"
+        case .didEnterBackground: "didEnterBackground"
+        case .willTerminate: "willTerminate"
+        case .backgroundTasksExpiring: "backgroundTasksExpiring"
+        }
+    }
+
+    /// The name as the log and the docs write it (`did-enter-background`).
+    public var description: String {
+        var out = ""
+        for character in name {
+            if character.isUppercase {
+                out += "-" + character.lowercased()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}
+
+/// One callback with its identity and, where a watchdog applies, its deadline (SPEC LC-3).
+public struct Callback: Hashable, Sendable, Codable {
+    /// The callback's identity.
+    public var id: CallbackID
+    /// What to call.
+    public var kind: CallbackKind
+    /// When the watchdog terminates the app if the callback has not returned; nil for no watchdog.
+    public var deadline: Instant?
+
+    /// Creates a callback.
+    public init(id: CallbackID, kind: CallbackKind, deadline: Instant?) {
+        self.id = id
+        self.kind = kind
+        self.deadline = deadline
+    }
+}

@@ -1,0 +1,94 @@
+/// How a process ended, as the shell observed it.
+public enum ExitStatus: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// It called `exit` with this code.
+    case exited(Int32)
+    /// A signal ended it.
+    case signaled(Int32)
+    /// It was not the daemon's child (adopted after a restart), so its status could not be read.
+    case unknown
+
+    /// A non-zero exit or death by signal.
+    public var isAbnormal: Bool {
+        switch self {
+        case .exited(let code): code != 0
+        case .signaled: true
+        case .unknown: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let code): "exited with status \(code)"
+        case .signaled(let signal): "killed by signal \(signal)"
+        case .unknown: "exited (status unknown)"
+        }
+    }
+}
+
+/// Why the system ended an app (recorded and shown by the CLI).
+public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// `UIApplicationExitsOnSuspend` or multitasking not supported: the app left the foreground (SPEC LC-7).
+    case exitsOnSuspend
+    /// The user force-quit it (SPEC LC-6).
+    case forceQuit
+    /// It was uninstalled.
+    case uninstalled
+    /// A new version was installed.
+    case upgraded
+    /// The daemon is shutting down.
+    case shutdown
+    /// did-finish-launching did not return in time (SPEC LC-3).
+    case launchTimeout(seconds: Double)
+    /// A lifecycle callback did not return in time (SPEC LC-3).
+    case callbackTimeout(callback: String, seconds: Double)
+    /// Background tasks were still open when the budget ended (SPEC BT-4).
+    case backgroundTaskOverrun(tasks: [String], seconds: Double)
+    /// An adopted app did not reattach after a daemon restart.
+    case didNotReattach(seconds: Double)
+
+    public var description: String {
+        switch self {
+        case .exitsOnSuspend: "exits on suspend: left the foreground"
+        case .forceQuit: "force-quit by the user"
+        case .uninstalled: "uninstalled"
+        case .upgraded: "upgraded to a new version"
+        case .shutdown: "daemon shutdown"
+        case .launchTimeout(let seconds):
+            "watchdog: did-finish-launching did not return within \(format(seconds)) s"
+        case .callbackTimeout(let callback, let seconds):
+            "watchdog: \(callback) did not return within \(format(seconds)) s"
+        case .backgroundTaskOverrun(let tasks, let seconds):
+            "background time exhausted: task \(tasks.map { "'\($0)'" }.joined(separator: ", ")) "
+                + "still open after \(format(seconds)) s"
+        case .didNotReattach(let seconds): "did not reattach within \(format(seconds)) s of a daemon restart"
+        }
+    }
+}
+
+/// The record of an app's last termination: when, why and how the process ended.
+public struct TerminationRecord: Hashable, Sendable, Codable {
+    /// When the process ended.
+    public var at: Instant
+    /// Why the system ended it, or nil when the app ended on its own.
+    public var reason: TerminationReason?
+    /// How the process ended.
+    public var status: ExitStatus
+
+    /// Creates a record.
+    public init(at: Instant, reason: TerminationReason?, status: ExitStatus) {
+        self.at = at
+        self.reason = reason
+        self.status = status
+    }
+
+    /// One line for people.
+    public var summary: String {
+        if let reason { return "\(reason) (\(status))" }
+        return status.isAbnormal ? "crashed: \(status)" : status.description
+    }
+}
+
+func format(_ seconds: Double) -> String {
+    let rounded = (seconds * 10).rounded() / 10
+    return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+}

@@ -1,0 +1,48 @@
+import OffstageCore
+
+/// What a simulated app's code does, written as data so a test reads like the scenario it checks.
+public struct AppBehavior: Sendable {
+    /// One thing the app does when a callback arrives.
+    public enum Step: Sendable, Hashable {
+        /// Begins a background task; ends it after the given time of running, or never if nil.
+        case beginTask(name: String, endAfter: Duration?)
+        /// The handler runs this long before returning (instead of the default).
+        case takes(Duration)
+        /// The handler never returns.
+        case hang
+        /// The process exits with this code after the given time.
+        case exit(code: Int32, after: Duration)
+    }
+
+    /// Steps per callback, keyed by the callback's wire name (`didEnterBackground` …).
+    public var steps: [String: [Step]] = [:]
+    /// How long a handler runs when no `.takes` step says otherwise.
+    public var handlerDuration: Duration = .milliseconds(1)
+    /// The expiration handler ends the tasks it is called for (the well-behaved pattern).
+    public var endsTasksOnExpiration: Bool = true
+    /// will-enter-foreground ends every open task (the cookbook's recipe, scenario S3).
+    public var endsTasksOnWillEnterForeground: Bool = false
+    /// The SDK exits the process when will-terminate returns.
+    public var exitsAfterWillTerminate: Bool = true
+    /// The process survives SIGTERM (only SIGKILL ends it).
+    public var ignoresSIGTERM: Bool = false
+    /// From spawn to the SDK attaching its callback stream.
+    public var attachDelay: Duration = .milliseconds(10)
+
+    /// An app that does nothing special.
+    public init() {}
+
+    /// Adds steps for a callback.
+    public func on(_ callback: String, _ steps: Step...) -> AppBehavior {
+        var copy = self
+        copy.steps[callback, default: []] += steps
+        return copy
+    }
+
+    /// Sets a property fluently.
+    public func with<Value>(_ keyPath: WritableKeyPath<AppBehavior, Value>, _ value: Value) -> AppBehavior {
+        var copy = self
+        copy[keyPath: keyPath] = value
+        return copy
+    }
+}

@@ -1,0 +1,177 @@
+import OffstageCore
+
+/// A simulated app process: what its SDK and code would do.
+struct SimulatedProcess: Sendable {
+    var app: AppID
+    var pid: Int32
+    var frozen = false
+    var attached = false
+    var launchCompleted = false
+    var state: ApplicationState = .notRunning
+    /// Open tasks with their names.
+    var openTasks: [BackgroundTaskID: String] = [:]
+    /// Events held while frozen, with the time that was left until each.
+    var held: [(Duration, ProcessEvent)] = []
+}
+
+/// Something a simulated process does at a given time.
+enum ProcessEvent: Sendable {
+    case attach(pid: Int32)
+    case callbackReturns(pid: Int32, Callback)
+    case endTask(pid: Int32, name: String)
+    case exit(pid: Int32, ExitStatus)
+
+    var pid: Int32 {
+        switch self {
+        case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _): pid
+        }
+    }
+}
+
+extension Simulation {
+    mutating func record(_ app: AppID, _ event: TraceRecord.Event) {
+        trace.append(TraceRecord(at: now, app: app, event: event))
+    }
+
+    /// Carries out the core's actions on the simulated processes.
+    mutating func perform(_ actions: [CoreAction]) {
+        for action in actions {
+            switch action {
+            case .launch(let id, let plan):
+                let pid = nextPid
+                nextPid += 1
+                processes[pid] = SimulatedProcess(app: id, pid: pid)
+                record(id, .launched(plan.reason))
+                perform(core.processStarted(id, launch: plan.launch, pid: pid, at: now))
+                queue.schedule(.attach(pid: pid), at: now + behavior(id).attachDelay)
+            case .deliver(let id, let pid, let callback):
+                deliver(callback, to: pid, app: id)
+            case .freeze(let id, let pid):
+                freeze(pid)
+                record(id, .frozen)
+            case .thaw(let id, let pid):
+                thaw(pid)
+                record(id, .thawed)
+            case .terminate(let id, let pid):
+                record(id, .sigterm)
+                if !behavior(id).ignoresSIGTERM { exitNow(pid, .signaled(15)) }
+            case .kill(let id, let pid):
+                record(id, .sigkill)
+                exitNow(pid, .signaled(9))
+            case .log(let entry):
+                log.append(entry)
+            case .saveApp, .saveDevice, .forget:
+                break
+            }
+        }
+    }
+
+    func behavior(_ id: AppID) -> AppBehavior { behaviors[id] ?? AppBehavior() }
+
+    mutating func schedule(_ event: ProcessEvent, after delay: Duration) {
+        guard let process = processes[event.pid] else { return }
+        if process.frozen {
+            processes[event.pid]?.held.append((delay, event))
+        } else {
+            queue.schedule(event, at: now + delay)
+        }
+    }
+
+    mutating func deliver(_ callback: Callback, to pid: Int32, app id: AppID) {
+        guard processes[pid] != nil else { return }
+        let name = callback.kind.name
+        record(id, .callback(name))
+        let behavior = behavior(id)
+        var duration = behavior.handlerDuration
+        var hangs = false
+        switch callback.kind {
+        case .didFinishLaunching: processes[pid]?.state = .background
+        case .didBecomeActive: processes[pid]?.state = .active
+        case .willResignActive: processes[pid]?.state = .inactive
+        case .didEnterBackground: processes[pid]?.state = .background
+        case .willEnterForeground: processes[pid]?.state = .inactive
+        case .willTerminate: break
+        case .backgroundTasksExpiring(let ids) where behavior.endsTasksOnExpiration:
+            for task in ids { if let taskName = processes[pid]?.openTasks[task] { endTask(pid, taskName) } }
+        case .backgroundTasksExpiring: break
+        }
+        if case .willEnterForeground = callback.kind, behavior.endsTasksOnWillEnterForeground {
+            for taskName in processes[pid]?.openTasks.values.sorted() ?? [] { endTask(pid, taskName) }
+        }
+        for step in behavior.steps[name] ?? [] {
+            switch step {
+            case .beginTask(let taskName, let endAfter):
+                let (task, actions) = (try? core.beginBackgroundTask(id, pid: pid, name: taskName, at: now)) ?? (.invalid, [])
+                perform(actions)
+                if task.isValid {
+                    processes[pid]?.openTasks[task] = taskName
+                    record(id, .taskBegan(taskName, task))
+                    if let endAfter { schedule(.endTask(pid: pid, name: taskName), after: endAfter) }
+                }
+            case .takes(let time): duration = time
+            case .hang: hangs = true
+            case .exit(let code, let after): schedule(.exit(pid: pid, .exited(code)), after: after)
+            }
+        }
+        if !hangs { schedule(.callbackReturns(pid: pid, callback), after: duration) }
+    }
+
+    mutating func endTask(_ pid: Int32, _ name: String) {
+        guard let process = processes[pid], let task = process.openTasks.first(where: { $0.value == name })?.key
+        else { return }
+        processes[pid]?.openTasks[task] = nil
+        record(process.app, .taskEnded(name))
+        do throws(CoreError) {
+            perform(try core.endBackgroundTask(process.app, pid: pid, task: task, at: now).1)
+        } catch {
+            errors.append(error)
+        }
+    }
+
+    mutating func handle(_ event: ProcessEvent) {
+        guard let process = processes[event.pid] else { return }
+        switch event {
+        case .attach(let pid):
+            processes[pid]?.attached = true
+            do throws(CoreError) {
+                perform(try core.attached(process.app, pid: pid, report: .fresh, at: now))
+            } catch {
+                errors.append(error)
+            }
+        case .callbackReturns(let pid, let callback):
+            record(process.app, .callbackReturned(callback.kind.name))
+            perform(core.callbackCompleted(process.app, pid: pid, callback: callback.id, at: now))
+            if case .willTerminate = callback.kind, behavior(process.app).exitsAfterWillTerminate {
+                exitNow(pid, .exited(0))
+            }
+        case .endTask(let pid, let name):
+            endTask(pid, name)
+        case .exit(let pid, let status):
+            exitNow(pid, status)
+        }
+    }
+
+    mutating func exitNow(_ pid: Int32, _ status: ExitStatus) {
+        guard let process = processes[pid] else { return }
+        processes[pid] = nil
+        queue.removeAll { $0.pid == pid }
+        record(process.app, .exited(status))
+        perform(core.processExited(process.app, pid: pid, status: status, at: now))
+    }
+
+    mutating func freeze(_ pid: Int32) {
+        guard processes[pid] != nil else { return }
+        processes[pid]?.frozen = true
+        let pending = queue.filter { $0.pid == pid }
+        queue.removeAll { $0.pid == pid }
+        let current = now
+        processes[pid]?.held = pending.map { ($0.0 - current, $0.1) }
+    }
+
+    mutating func thaw(_ pid: Int32) {
+        guard let process = processes[pid] else { return }
+        processes[pid]?.frozen = false
+        processes[pid]?.held = []
+        for (remaining, event) in process.held { queue.schedule(event, at: now + remaining) }
+    }
+}

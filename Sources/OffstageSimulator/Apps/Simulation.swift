@@ -1,0 +1,136 @@
+import OffstageCore
+
+/// The core driven by a virtual clock, with simulated app processes that behave as scripted.
+///
+/// It is a shell like the daemon: it feeds the core inputs with `now`, carries out the core's actions on
+/// simulated processes, and keeps one deadline. Everything is deterministic: the same script gives the same
+/// trace, to the nanosecond.
+public struct Simulation: Sendable {
+    /// The core under test.
+    public internal(set) var core: OffstageCore
+    /// The virtual clock.
+    public internal(set) var clock: VirtualClock
+    /// Everything observable that happened, in order.
+    public internal(set) var trace: [TraceRecord] = []
+    /// The core's event log.
+    public internal(set) var log: [LogEntry] = []
+    /// Errors the core returned to simulated apps or users.
+    public internal(set) var errors: [CoreError] = []
+
+    var behaviors: [AppID: AppBehavior] = [:]
+    var processes: [Int32: SimulatedProcess] = [:]
+    var queue = EventQueue<ProcessEvent>()
+    var nextPid: Int32 = 1000
+
+    /// Creates a simulation.
+    public init(configuration: CoreConfiguration = .init(), clock: VirtualClock = .init()) {
+        self.core = OffstageCore(configuration: configuration)
+        self.clock = clock
+    }
+
+    /// The current virtual time.
+    public var now: Instant { clock.now }
+
+    // MARK: Setup and user actions
+
+    /// Installs an app with a scripted behaviour.
+    public mutating func install(_ manifest: Manifest, behavior: AppBehavior = .init()) {
+        behaviors[manifest.id] = behavior
+        let app = InstalledApp(manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: now)
+        perform(core.install(app, at: now).1)
+    }
+
+    /// Changes an installed app's behaviour (takes effect for callbacks from now on).
+    public mutating func setBehavior(_ behavior: AppBehavior, for id: AppID) { behaviors[id] = behavior }
+
+    /// The user opens an app.
+    public mutating func open(_ id: AppID) throws(CoreError) { perform(try core.open(id, at: now)) }
+    /// The user goes home.
+    public mutating func home() { perform(core.home(at: now)) }
+    /// The user locks the screen.
+    public mutating func lock() { perform(core.lock(at: now)) }
+    /// The user unlocks the screen.
+    public mutating func unlock() { perform(core.unlock(at: now)) }
+    /// An interruption begins or ends.
+    public mutating func interrupt(_ resolution: OffstageCore.InterruptionResolution?) throws(CoreError) {
+        perform(try core.interrupt(resolution, at: now))
+    }
+    /// The user force-quits an app.
+    public mutating func forceQuit(_ id: AppID) throws(CoreError) { perform(try core.forceQuit(id, at: now)) }
+    /// The user uninstalls an app.
+    public mutating func uninstall(_ id: AppID) throws(CoreError) { perform(try core.uninstall(id, at: now)) }
+    /// Changes device settings.
+    public mutating func setDeviceSettings(_ settings: DeviceSettings) {
+        perform(core.setDeviceSettings(settings, at: now))
+    }
+    /// The daemon shuts down.
+    public mutating func shutdown() { perform(core.shutdown(at: now)) }
+
+    // MARK: Running
+
+    /// Runs every event up to `duration` from now, in time order.
+    public mutating func run(for duration: Duration) { run(until: now + duration) }
+
+    /// Runs every event up to `end`, in time order, then leaves the clock at `end`.
+    public mutating func run(until end: Instant) {
+        while true {
+            let candidates = [core.nextDeadline, queue.nextTime].compactMap { $0 }
+            guard let next = candidates.min(), next <= end else { break }
+            clock.advance(to: next)
+            while let (_, event) = queue.popDue(at: now) { handle(event) }
+            if let deadline = core.nextDeadline, deadline <= now { perform(core.advance(to: now)) }
+        }
+        clock.advance(to: end)
+    }
+
+    // MARK: Observing
+
+    /// The app's state.
+    public func state(of id: AppID) -> ApplicationState { core.apps[id]?.state ?? .notRunning }
+
+    /// The app's status as the CLI shows it.
+    public func status(of id: AppID) -> AppStatus? { core.status(of: id, at: now) }
+
+    /// The trace of one app.
+    public func trace(of id: AppID) -> [TraceRecord] { trace.filter { $0.app == id } }
+
+    /// The callbacks one app received, in order, by wire name.
+    public func callbacks(of id: AppID) -> [String] {
+        trace(of: id).compactMap { if case .callback(let name) = $0.event { name } else { nil } }
+    }
+
+    /// The first time `event` happened to `id`, if it did.
+    public func firstTime(of event: TraceRecord.Event, for id: AppID) -> Instant? {
+        trace.first { $0.app == id && $0.event == event }?.at
+    }
+
+    /// The background tasks the simulated app holds open.
+    public func openTasks(of id: AppID) -> [BackgroundTaskID] {
+        processes.values.first { $0.app == id }.map { Array($0.openTasks.keys).sorted() } ?? []
+    }
+}
+
+extension Simulation {
+    /// The app's code begins a background task outside any callback (for example in the foreground).
+    public mutating func beginBackgroundTask(_ id: AppID, name: String) -> BackgroundTaskID {
+        guard let process = processes.values.first(where: { $0.app == id }) else { return .invalid }
+        do throws(CoreError) {
+            let (task, actions) = try core.beginBackgroundTask(id, pid: process.pid, name: name, at: now)
+            perform(actions)
+            if task.isValid {
+                processes[process.pid]?.openTasks[task] = name
+                record(id, .taskBegan(name, task))
+            }
+            return task
+        } catch {
+            errors.append(error)
+            return .invalid
+        }
+    }
+
+    /// The app's code ends a background task it began by name.
+    public mutating func endBackgroundTask(_ id: AppID, name: String) {
+        guard let process = processes.values.first(where: { $0.app == id }) else { return }
+        endTask(process.pid, name)
+    }
+}

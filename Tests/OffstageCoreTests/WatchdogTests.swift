@@ -1,0 +1,183 @@
+import OffstageCore
+import OffstageSimulator
+import Testing
+
+@Suite("Watchdogs and termination (SPEC LC-3, LC-6, LC-7, LC-9)")
+struct WatchdogTests {
+    @Test("LC-3: an app that never finishes launching is terminated at 20 s with the reason recorded")
+    func launchWatchdog() throws {
+        var sim = makeSimulation(a: AppBehavior().on("didFinishLaunching", .hang))
+        try sim.open(appA)
+        sim.run(for: .seconds(30))
+        let launched = try #require(sim.firstTime(of: .launched(.user), for: appA))
+        #expect(approximately(sim.seconds(from: launched, to: .sigterm, of: appA), 20, within: 0.001))
+        #expect(sim.state(of: appA) == .notRunning)
+        let record = try #require(sim.core.apps[appA]?.durable.lastTermination)
+        #expect(record.reason == .launchTimeout(seconds: 20))
+        #expect(sim.logLines(of: appA, .watchdog).contains { $0.contains("did-finish-launching did not return within 20 s") })
+    }
+
+    @Test("LC-3: a hung did-enter-background is terminated at 5 s; SIGKILL follows if SIGTERM is ignored")
+    func didEnterBackgroundWatchdog() throws {
+        var sim = makeSimulation(
+            a: AppBehavior().on("didEnterBackground", .hang).with(\.ignoresSIGTERM, true))
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(10))
+        #expect(approximately(sim.seconds(from: start, to: .sigterm, of: appA), 5, within: 0.01))
+        #expect(approximately(sim.seconds(from: start, to: .sigkill, of: appA), 7, within: 0.01))
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.reason
+            == .callbackTimeout(callback: "did-enter-background", seconds: 5))
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.status == .signaled(9))
+    }
+
+    @Test("LC-6: force-quit kills at once in any state and blocks background launches until opened")
+    func forceQuit() throws {
+        var sim = makeSimulation()
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        try sim.forceQuit(appA)
+        #expect(sim.events(of: appA, since: start) == [.sigkill, .exited(.signaled(9))])
+        #expect(sim.core.apps[appA]?.durable.forceQuit == true)
+        #expect(sim.core.device.foregroundApp == nil)
+        try sim.openAndSettle(appA)
+        #expect(sim.core.apps[appA]?.durable.forceQuit == false)
+        #expect(sim.state(of: appA) == .active)
+    }
+
+    @Test("LC-6: force-quit of a suspended app kills it without a callback")
+    func forceQuitSuspended() throws {
+        var sim = makeSimulation()
+        try sim.openAndSettle(appA)
+        sim.home()
+        sim.run(for: .seconds(2))
+        let start = sim.now
+        try sim.forceQuit(appA)
+        #expect(sim.events(of: appA, since: start) == [.sigkill, .exited(.signaled(9))])
+    }
+
+    @Test("LC-6: force-quit of an unknown app is refused and changes nothing")
+    func forceQuitUnknown() {
+        var sim = makeSimulation()
+        let before = sim.core.apps
+        #expect(throws: CoreError.self) { try sim.forceQuit("com.example.missing") }
+        #expect(sim.core.apps == before)
+    }
+
+    @Test("LC-7 (S5): an app that exits on suspend gets will-resign-active and will-terminate, never background")
+    func exitsOnSuspend() throws {
+        var sim = Simulation()
+        sim.install(manifest(appA, exitsOnSuspend: true))
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(6))
+        #expect(
+            sim.events(of: appA, since: start) == [
+                .callback("willResignActive"), .callback("willTerminate"), .exited(.exited(0)),
+            ])
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.reason == .exitsOnSuspend)
+        let reopen = sim.now
+        try sim.openAndSettle(appA)
+        #expect(
+            sim.events(of: appA, since: reopen) == [
+                .launched(.user), .callback("didFinishLaunching"), .callback("didBecomeActive"),
+            ])
+    }
+
+    @Test("LC-7 (S5): an exits-on-suspend app that does not exit is killed at 5 s with the reason recorded")
+    func exitsOnSuspendKilledAtFiveSeconds() throws {
+        var sim = Simulation()
+        sim.install(manifest(appA, exitsOnSuspend: true), behavior: AppBehavior().on("willTerminate", .hang))
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(10))
+        #expect(approximately(sim.seconds(from: start, to: .sigterm, of: appA), 5, within: 0.01))
+        #expect(sim.state(of: appA) == .notRunning)
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.reason == .exitsOnSuspend)
+        #expect(sim.logLines(of: appA, .watchdog).contains { $0.contains("did not exit within 5 s") })
+    }
+
+    @Test("LC-7: with multitasking not supported every app exits on suspend")
+    func multitaskingNotSupported() throws {
+        var sim = makeSimulation()
+        var settings = DeviceSettings()
+        settings.multitaskingSupported = false
+        sim.setDeviceSettings(settings)
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(2))
+        #expect(
+            sim.events(of: appA, since: start) == [
+                .callback("willResignActive"), .callback("willTerminate"), .exited(.exited(0)),
+            ])
+    }
+
+    @Test("LC-9: each crash of a background launch doubles the delay before the next, up to the maximum")
+    func crashLoopBackoff() {
+        var loop = CrashLoop()
+        let start = Instant(secondsSinceEpoch: 1000)
+        var delays: [Double] = []
+        for _ in 0..<12 {
+            loop.recordCrash(at: start, initial: 1, maximum: 300)
+            delays.append((loop.notBefore! - start).inSeconds)
+        }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300])
+        loop.reset()
+        #expect(loop.notBefore == nil && loop.consecutiveCrashes == 0)
+    }
+
+    @Test("LC-8: a process started by hand attaches and is launched into the foreground like any other")
+    func startedByHand() throws {
+        var core = OffstageCore()
+        let now = Instant(secondsSinceEpoch: 100)
+        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
+        let actions = try core.attached(appA, pid: 4242, report: .fresh, at: now)
+        #expect(actions.contains { if case .deliver(appA, 4242, let c) = $0 { c.kind == .didFinishLaunching(.user) } else { false } })
+        #expect(core.device.foregroundApp == appA)
+        #expect(core.status(of: appA, at: now)?.pid == 4242)
+        // A second process claiming the same app is refused and changes nothing.
+        let before = core.apps
+        #expect(throws: CoreError.self) { try core.attached(appA, pid: 5555, report: .fresh, at: now) }
+        #expect(core.apps == before)
+    }
+
+    @Test("LC-8: after a daemon restart a live app is thawed, reattaches with its open tasks, and is suspended when idle")
+    func adoptedAppReattaches() throws {
+        var core = OffstageCore(numberSeed: 1)
+        let now = Instant(secondsSinceEpoch: 100)
+        core.restore(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), durable: .init())
+        let adopted = core.adopt(appA, pid: 777, at: now)
+        #expect(adopted.contains(.thaw(appA, pid: 777)))
+        let report = AttachReport(
+            launchCompleted: true, state: .background, openTasks: [.init(id: BackgroundTaskID(41), name: "upload")])
+        _ = try core.attached(appA, pid: 777, report: report, at: now)
+        #expect(core.status(of: appA, at: now)?.backgroundTasks == 1)
+        #expect(core.status(of: appA, at: now)?.state == .background)
+        let ended = try core.endBackgroundTask(appA, pid: 777, task: BackgroundTaskID(41), at: now)
+        #expect(ended.0)
+        let deadline = try #require(core.nextDeadline)
+        #expect(approximately((deadline - now).inSeconds, 1))
+        let actions = core.advance(to: deadline)
+        #expect(actions.contains(.freeze(appA, pid: 777)))
+        // New task numbers never collide with the ones the app reported.
+        let late = now + .seconds(5)
+        _ = try core.open(appA, at: late)
+        let (task, _) = try core.beginBackgroundTask(appA, pid: 777, name: "next", at: late)
+        #expect(task.rawValue > 41)
+    }
+
+    @Test("LC-8: an adopted app that never reattaches is terminated with the reason recorded")
+    func adoptedAppMustReattach() throws {
+        var core = OffstageCore()
+        let now = Instant(secondsSinceEpoch: 100)
+        core.restore(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), durable: .init())
+        _ = core.adopt(appA, pid: 777, at: now)
+        let deadline = try #require(core.nextDeadline)
+        #expect(approximately((deadline - now).inSeconds, 20))
+        #expect(core.advance(to: deadline).contains(.terminate(appA, pid: 777)))
+    }
+}
