@@ -8,13 +8,19 @@ public struct InstalledApp: Hashable, Sendable, Codable {
     public var installedAt: Instant
     /// The user's settings for the app.
     public var settings: AppSettings
+    /// The executable the installed bundle was copied from (resolved), so a copy started by hand is recognised.
+    public var sourceExecutable: String?
 
     /// Creates an installed app.
-    public init(manifest: Manifest, bundlePath: String, installedAt: Instant, settings: AppSettings = .init()) {
+    public init(
+        manifest: Manifest, bundlePath: String, installedAt: Instant, settings: AppSettings = .init(),
+        sourceExecutable: String? = nil
+    ) {
         self.manifest = manifest
         self.bundlePath = bundlePath
         self.installedAt = installedAt
         self.settings = settings
+        self.sourceExecutable = sourceExecutable
     }
 
     /// The app's identifier.

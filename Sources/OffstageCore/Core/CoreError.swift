@@ -27,7 +27,8 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(message); \(fix)" }
 
-    static func notInstalled(_ id: AppID) -> CoreError {
+    /// No app with this id is installed.
+    public static func notInstalled(_ id: AppID) -> CoreError {
         CoreError(.appNotInstalled, "no app '\(id)' is installed", fix: "install it with `offstage install BUNDLE_DIR`")
     }
 }

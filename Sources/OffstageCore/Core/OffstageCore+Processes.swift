@@ -78,6 +78,15 @@ extension OffstageCore {
         }
     }
 
+    /// The shell could not freeze the app's process tree (it thawed it again): the app is killed rather than
+    /// left running unsuspended in the background.
+    public mutating func freezeFailed(_ id: AppID, pid: Int32, message: String, at now: Instant) -> [CoreAction] {
+        guard let process = apps[id]?.process, process.pid == pid, process.frozen else { return finish(now) }
+        apps[id]?.process?.frozen = false
+        terminate(id, .freezeFailed(message), .immediate, now)
+        return finish(now)
+    }
+
     /// The app's SDK attached its callback stream. `pid` comes from the connection's peer credentials.
     public mutating func attached(
         _ id: AppID, pid: Int32, report: AttachReport, at now: Instant

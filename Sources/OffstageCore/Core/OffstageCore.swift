@@ -61,6 +61,9 @@ public struct OffstageCore: Sendable {
     /// Whether no app process is left (shutdown is complete when this holds).
     public var noProcessesLeft: Bool { apps.values.allSatisfy { $0.process == nil } }
 
+    /// The next number the core will hand out (the shell persists a floor above it across restarts).
+    public var upcomingNumber: UInt64 { nextNumber }
+
     /// The app whose current process has this pid.
     public func app(withPid pid: Int32) -> AppID? {
         apps.first { $0.value.process?.pid == pid }?.key

@@ -45,6 +45,8 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     case backgroundTaskOverrun(tasks: [String], seconds: Double)
     /// An adopted app did not reattach after a daemon restart.
     case didNotReattach(seconds: Double)
+    /// The app could not be frozen; an app that cannot be suspended is not left running in the background.
+    case freezeFailed(String)
 
     public var description: String {
         switch self {
@@ -61,6 +63,7 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
             "background time exhausted: task \(tasks.map { "'\($0)'" }.joined(separator: ", ")) "
                 + "still open after \(format(seconds)) s"
         case .didNotReattach(let seconds): "did not reattach within \(format(seconds)) s of a daemon restart"
+        case .freezeFailed(let why): "could not be suspended: \(why)"
         }
     }
 }
