@@ -1,0 +1,207 @@
+import OffstageCore
+
+/// `io.offstage.App`: what an app's process may ask of the daemon. The daemon knows which app is calling from
+/// the connection's peer credentials, never from a field of the message.
+public enum AppInterface {
+    /// The interface name.
+    public static let name = "io.offstage.App"
+
+    /// The Varlink interface definition, served by `GetInterfaceDescription`.
+    public static let definition = """
+        # What an app's process may ask of the Offstage daemon. The daemon identifies the calling app
+        # from the connection's peer credentials (SO_PEERCRED), never from a message field.
+        interface io.offstage.App
+
+        # A background task the app holds open.
+        type Task (
+          id: int,
+          name: string
+        )
+
+        # What the daemon asks the app's code to do. Answer with CallbackDone(id) when the handler returns.
+        type Callback (
+          id: int,
+          # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive,
+          # didEnterBackground, willTerminate or backgroundTasksExpiring
+          kind: string,
+          launchReason: ?string,
+          taskIds: ?[]int,
+          # seconds since the Unix epoch after which the app is terminated, if a watchdog applies
+          deadline: ?float
+        )
+
+        # Who the app is, as the daemon sees it.
+        type AppInfo (
+          id: string,
+          pid: int,
+          multitaskingSupported: bool,
+          dataDirectory: string
+        )
+
+        # Opens the app's callback stream; call it with "more". The first reply carries `app`;
+        # every later reply carries one `callback`. The report lets a restarted daemon re-adopt the app.
+        method Attach(launchCompleted: bool, state: string, openTasks: []Task) -> (app: ?AppInfo, callback: ?Callback)
+
+        # The handler of callback `id` returned.
+        method CallbackDone(id: int) -> ()
+
+        # Begins a finite-length background task; id 0 means invalid (the background time is spent).
+        method BeginBackgroundTask(name: string) -> (id: int, timeRemaining: float)
+
+        # Ends a background task; ending an unknown or ended task is harmless (ended is false).
+        method EndBackgroundTask(id: int) -> (ended: bool)
+
+        # Seconds of background time left; the largest finite value in the foreground.
+        method BackgroundTimeRemaining() -> (seconds: float)
+
+        # Device facts the SDK exposes.
+        method GetDevice() -> (multitaskingSupported: bool)
+
+        # The calling process belongs to no installed app.
+        error NotAnApp (pid: int, message: string, fix: string)
+
+        # The calling process is not the app's running process, or the app is not running.
+        error AppNotRunning (message: string, fix: string)
+
+        # Another process already runs as this app.
+        error AlreadyRunning (message: string, fix: string)
+        """
+
+    /// Full method names.
+    public enum Method {
+        public static let attach = "io.offstage.App.Attach"
+        public static let callbackDone = "io.offstage.App.CallbackDone"
+        public static let beginBackgroundTask = "io.offstage.App.BeginBackgroundTask"
+        public static let endBackgroundTask = "io.offstage.App.EndBackgroundTask"
+        public static let backgroundTimeRemaining = "io.offstage.App.BackgroundTimeRemaining"
+        public static let getDevice = "io.offstage.App.GetDevice"
+    }
+
+    /// A background task on the wire.
+    public struct Task: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public var name: String
+        public init(id: UInt64, name: String) {
+            self.id = id
+            self.name = name
+        }
+    }
+
+    /// A callback on the wire.
+    public struct CallbackMessage: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public var kind: String
+        public var launchReason: String?
+        public var taskIds: [UInt64]?
+        public var deadline: Double?
+
+        public init(id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil) {
+            self.id = id
+            self.kind = kind
+            self.launchReason = launchReason
+            self.taskIds = taskIds
+            self.deadline = deadline
+        }
+
+        /// The wire form of a core callback.
+        public init(_ callback: Callback) {
+            var reason: String?
+            var tasks: [UInt64]?
+            switch callback.kind {
+            case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
+            case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
+            default: break
+            }
+            self.init(
+                id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
+                deadline: callback.deadline?.secondsSinceEpoch)
+        }
+    }
+
+    /// The app as the daemon sees it.
+    public struct AppInfo: Codable, Hashable, Sendable {
+        public var id: String
+        public var pid: Int32
+        public var multitaskingSupported: Bool
+        public var dataDirectory: String
+        public init(id: String, pid: Int32, multitaskingSupported: Bool, dataDirectory: String) {
+            self.id = id
+            self.pid = pid
+            self.multitaskingSupported = multitaskingSupported
+            self.dataDirectory = dataDirectory
+        }
+    }
+
+    /// `Attach` parameters.
+    public struct AttachParameters: Codable, Hashable, Sendable {
+        public var launchCompleted: Bool
+        public var state: String
+        public var openTasks: [Task]
+        public init(launchCompleted: Bool, state: String, openTasks: [Task]) {
+            self.launchCompleted = launchCompleted
+            self.state = state
+            self.openTasks = openTasks
+        }
+    }
+
+    /// One `Attach` reply.
+    public struct AttachReply: Codable, Hashable, Sendable {
+        public var app: AppInfo?
+        public var callback: CallbackMessage?
+        public init(app: AppInfo? = nil, callback: CallbackMessage? = nil) {
+            self.app = app
+            self.callback = callback
+        }
+    }
+
+    /// `CallbackDone` parameters.
+    public struct CallbackDoneParameters: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public init(id: UInt64) { self.id = id }
+    }
+
+    /// `BeginBackgroundTask` parameters.
+    public struct BeginParameters: Codable, Hashable, Sendable {
+        public var name: String
+        public init(name: String) { self.name = name }
+    }
+
+    /// `BeginBackgroundTask` reply.
+    public struct BeginReply: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public var timeRemaining: Double
+        public init(id: UInt64, timeRemaining: Double) {
+            self.id = id
+            self.timeRemaining = timeRemaining
+        }
+    }
+
+    /// `EndBackgroundTask` parameters.
+    public struct EndParameters: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public init(id: UInt64) { self.id = id }
+    }
+
+    /// `EndBackgroundTask` reply.
+    public struct EndReply: Codable, Hashable, Sendable {
+        public var ended: Bool
+        public init(ended: Bool) { self.ended = ended }
+    }
+
+    /// `BackgroundTimeRemaining` reply.
+    public struct TimeRemainingReply: Codable, Hashable, Sendable {
+        public var seconds: Double
+        public init(seconds: Double) { self.seconds = seconds }
+    }
+
+    /// `GetDevice` reply.
+    public struct DeviceReply: Codable, Hashable, Sendable {
+        public var multitaskingSupported: Bool
+        public init(multitaskingSupported: Bool) { self.multitaskingSupported = multitaskingSupported }
+    }
+}
+
+/// Parameters for a method that takes none.
+public struct NoParameters: Codable, Hashable, Sendable {
+    public init() {}
+}

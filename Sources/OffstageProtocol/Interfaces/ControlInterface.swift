@@ -1,0 +1,317 @@
+import OffstageCore
+
+/// `io.offstage.Control`: what the user (through the `offstage` CLI, or any Varlink client) may do.
+/// Processes that belong to an app are refused: an app cannot act as the user.
+public enum ControlInterface {
+    /// The interface name.
+    public static let name = "io.offstage.Control"
+
+    /// The Varlink interface definition, served by `GetInterfaceDescription`.
+    public static let definition = """
+        # What the user may do: install apps, act on them, change settings, inspect.
+        # Processes that belong to an installed app are refused (PermissionDenied).
+        interface io.offstage.Control
+
+        # One app as the user sees it.
+        type App (
+          id: string,
+          # notRunning, inactive, active, background or suspended
+          state: string,
+          pid: ?int,
+          # background tasks open
+          backgroundTasks: int,
+          # seconds of background time left; null in the foreground or when not running
+          backgroundTimeRemaining: ?float,
+          launchReason: ?string,
+          terminating: ?string,
+          forceQuit: bool,
+          lastTermination: ?string,
+          lastTerminationAt: ?float,
+          backgroundModes: []string,
+          exitsOnSuspend: bool
+        )
+
+        # One line of the event log.
+        type LogEntry (
+          id: int,
+          # seconds since the Unix epoch
+          at: float,
+          app: ?string,
+          kind: string,
+          message: string,
+          state: ?string
+        )
+
+        # One setting and its value.
+        type Setting (
+          name: string,
+          value: bool,
+          summary: string
+        )
+
+        # Installs the bundle folder at `path` (absolute), or upgrades the app in place if its id is installed.
+        method Install(path: string) -> (id: string, outcome: string)
+
+        # Uninstalls an app and removes everything the daemon kept for it.
+        method Uninstall(id: string) -> ()
+
+        # Every installed app.
+        method ListApps() -> (apps: []App)
+
+        # The user opens an app.
+        method Open(id: string) -> (app: App)
+
+        # The user goes to the home screen.
+        method Home() -> ()
+
+        # The user locks the screen.
+        method Lock() -> ()
+
+        # The user unlocks the screen.
+        method Unlock() -> ()
+
+        # An interruption: without a resolution it begins; "accept" or "dismiss" ends it.
+        method Interrupt(resolution: ?string) -> ()
+
+        # The user force-quits an app.
+        method ForceQuit(id: string) -> ()
+
+        # Settings: device-wide, or one app's when `app` is given.
+        method GetSettings(app: ?string) -> (settings: []Setting)
+
+        # Changes settings by name (`on`/`off`); all or nothing.
+        method SetSettings(app: ?string, changes: [string]string) -> (settings: []Setting)
+
+        # The event log, oldest first; with "more" and follow, new entries stream as they happen.
+        method Log(app: ?string, limit: ?int, follow: ?bool) -> (entries: []LogEntry)
+
+        # The daemon and the device.
+        method Status() -> (
+          version: string,
+          pid: int,
+          freezer: string,
+          freezerReason: string,
+          stateDirectory: string,
+          socket: string,
+          foregroundApp: ?string,
+          locked: bool,
+          interruption: bool,
+          apps: int
+        )
+
+        # No app with this id is installed.
+        error AppNotInstalled (message: string, fix: string)
+
+        # The app is not running.
+        error AppNotRunning (message: string, fix: string)
+
+        # The device is locked.
+        error DeviceLocked (message: string, fix: string)
+
+        # No interruption is in progress, or one already is.
+        error NoInterruption (message: string, fix: string)
+
+        # The bundle cannot be installed: its manifest or executable is wrong.
+        error InvalidBundle (message: string, fix: string, file: string, key: ?string)
+
+        # An argument is not acceptable.
+        error InvalidArgument (message: string, fix: string)
+
+        # Another process already runs as this app.
+        error AlreadyRunning (message: string, fix: string)
+
+        # The daemon could not carry out the request.
+        error Failed (message: string, fix: string)
+        """
+
+    /// Full method names.
+    public enum Method {
+        public static let install = "io.offstage.Control.Install"
+        public static let uninstall = "io.offstage.Control.Uninstall"
+        public static let listApps = "io.offstage.Control.ListApps"
+        public static let open = "io.offstage.Control.Open"
+        public static let home = "io.offstage.Control.Home"
+        public static let lock = "io.offstage.Control.Lock"
+        public static let unlock = "io.offstage.Control.Unlock"
+        public static let interrupt = "io.offstage.Control.Interrupt"
+        public static let forceQuit = "io.offstage.Control.ForceQuit"
+        public static let getSettings = "io.offstage.Control.GetSettings"
+        public static let setSettings = "io.offstage.Control.SetSettings"
+        public static let log = "io.offstage.Control.Log"
+        public static let status = "io.offstage.Control.Status"
+    }
+
+    /// One app on the wire; the field names are the CLI's JSON contract.
+    public struct App: Codable, Hashable, Sendable {
+        public var id: String
+        public var state: String
+        public var pid: Int32?
+        public var backgroundTasks: Int
+        public var backgroundTimeRemaining: Double?
+        public var launchReason: String?
+        public var terminating: String?
+        public var forceQuit: Bool
+        public var lastTermination: String?
+        public var lastTerminationAt: Double?
+        public var backgroundModes: [String]
+        public var exitsOnSuspend: Bool
+
+        /// The wire form of a core status.
+        public init(_ status: AppStatus) {
+            id = status.id.rawValue
+            state = status.state.rawValue
+            pid = status.pid
+            backgroundTasks = status.backgroundTasks
+            backgroundTimeRemaining = status.backgroundTimeRemaining
+            launchReason = status.launchReason?.rawValue
+            terminating = status.terminating
+            forceQuit = status.forceQuit
+            lastTermination = status.lastTermination?.summary
+            lastTerminationAt = status.lastTermination?.at.secondsSinceEpoch
+            backgroundModes = status.backgroundModes.map(\.rawValue)
+            exitsOnSuspend = status.exitsOnSuspend
+        }
+
+        // Optionals are written as null (not left out) so scripts can rely on every key being present.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(state, forKey: .state)
+            try container.encode(pid, forKey: .pid)
+            try container.encode(backgroundTasks, forKey: .backgroundTasks)
+            try container.encode(backgroundTimeRemaining, forKey: .backgroundTimeRemaining)
+            try container.encode(launchReason, forKey: .launchReason)
+            try container.encode(terminating, forKey: .terminating)
+            try container.encode(forceQuit, forKey: .forceQuit)
+            try container.encode(lastTermination, forKey: .lastTermination)
+            try container.encode(lastTerminationAt, forKey: .lastTerminationAt)
+            try container.encode(backgroundModes, forKey: .backgroundModes)
+            try container.encode(exitsOnSuspend, forKey: .exitsOnSuspend)
+        }
+    }
+
+    /// One log line on the wire.
+    public struct LogLine: Codable, Hashable, Sendable {
+        public var id: Int64
+        public var at: Double
+        public var app: String?
+        public var kind: String
+        public var message: String
+        public var state: String?
+
+        public init(id: Int64, entry: LogEntry) {
+            self.id = id
+            at = entry.at.secondsSinceEpoch
+            app = entry.app?.rawValue
+            kind = entry.kind.rawValue
+            message = entry.message
+            state = entry.state?.rawValue
+        }
+    }
+
+    /// One setting on the wire.
+    public struct Setting: Codable, Hashable, Sendable {
+        public var name: String
+        public var value: Bool
+        public var summary: String
+        public init(name: String, value: Bool, summary: String) {
+            self.name = name
+            self.value = value
+            self.summary = summary
+        }
+    }
+
+    public struct InstallParameters: Codable, Hashable, Sendable {
+        public var path: String
+        public init(path: String) { self.path = path }
+    }
+    public struct InstallReply: Codable, Hashable, Sendable {
+        public var id: String
+        public var outcome: String
+        public init(id: String, outcome: String) {
+            self.id = id
+            self.outcome = outcome
+        }
+    }
+    public struct AppParameters: Codable, Hashable, Sendable {
+        public var id: String
+        public init(id: String) { self.id = id }
+    }
+    public struct AppsReply: Codable, Hashable, Sendable {
+        public var apps: [App]
+        public init(apps: [App]) { self.apps = apps }
+    }
+    public struct OpenReply: Codable, Hashable, Sendable {
+        public var app: App
+        public init(app: App) { self.app = app }
+    }
+    public struct InterruptParameters: Codable, Hashable, Sendable {
+        public var resolution: String?
+        public init(resolution: String?) { self.resolution = resolution }
+    }
+    public struct GetSettingsParameters: Codable, Hashable, Sendable {
+        public var app: String?
+        public init(app: String?) { self.app = app }
+    }
+    public struct SetSettingsParameters: Codable, Hashable, Sendable {
+        public var app: String?
+        public var changes: [String: String]
+        public init(app: String?, changes: [String: String]) {
+            self.app = app
+            self.changes = changes
+        }
+    }
+    public struct SettingsReply: Codable, Hashable, Sendable {
+        public var settings: [Setting]
+        public init(settings: [Setting]) { self.settings = settings }
+    }
+    public struct LogParameters: Codable, Hashable, Sendable {
+        public var app: String?
+        public var limit: Int?
+        public var follow: Bool?
+        public init(app: String? = nil, limit: Int? = nil, follow: Bool? = nil) {
+            self.app = app
+            self.limit = limit
+            self.follow = follow
+        }
+    }
+    public struct LogReply: Codable, Hashable, Sendable {
+        public var entries: [LogLine]
+        public init(entries: [LogLine]) { self.entries = entries }
+    }
+    public struct StatusReply: Codable, Hashable, Sendable {
+        public var version: String
+        public var pid: Int32
+        public var freezer: String
+        public var freezerReason: String
+        public var stateDirectory: String
+        public var socket: String
+        public var foregroundApp: String?
+        public var locked: Bool
+        public var interruption: Bool
+        public var apps: Int
+        public init(
+            version: String, pid: Int32, freezer: String, freezerReason: String, stateDirectory: String, socket: String,
+            foregroundApp: String?, locked: Bool, interruption: Bool, apps: Int
+        ) {
+            self.version = version
+            self.pid = pid
+            self.freezer = freezer
+            self.freezerReason = freezerReason
+            self.stateDirectory = stateDirectory
+            self.socket = socket
+            self.foregroundApp = foregroundApp
+            self.locked = locked
+            self.interruption = interruption
+            self.apps = apps
+        }
+    }
+}
+
+/// A reply with no parameters.
+public struct EmptyReply: Codable, Hashable, Sendable {
+    public init() {}
+}
+
+/// The version of Offstage, reported by `GetInfo`, `Status` and `--version`.
+public let offstageVersion = "0.1.0"
