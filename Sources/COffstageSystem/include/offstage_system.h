@@ -1,0 +1,142 @@
+// C wrappers for what the Glibc module does not import or cannot express safely in Swift:
+// variadic prctl, pidfd, waitid's siginfo union, the packed epoll_event, and a fork+exec whose child
+// joins its cgroups and resets every signal before exec.
+//
+// Every function returns -1 and leaves errno set on failure unless it says otherwise.
+
+#ifndef OFFSTAGE_SYSTEM_H
+#define OFFSTAGE_SYSTEM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Process supervision
+
+/// Makes the calling process adopt (and so be able to reap) its orphaned descendants.
+int offstage_prctl_set_child_subreaper(void);
+
+// Makes stdout line-buffered and stderr unbuffered, so an app's output reaches its log file line by line even
+// when the app is killed (the C `stdout` global cannot be named from Swift 6).
+void offstage_line_buffer_output(void);
+
+/// A pidfd for `pid`, close-on-exec.
+int offstage_pidfd_open(pid_t pid);
+
+/// What waitid reported, decoded from siginfo_t.
+typedef struct offstage_wait_result {
+    /// The reaped (or waitable) process; 0 when WNOHANG found nothing.
+    int32_t pid;
+    /// CLD_EXITED, CLD_KILLED, CLD_DUMPED, ...
+    int32_t code;
+    /// The exit code for CLD_EXITED, else the signal number.
+    int32_t status;
+} offstage_wait_result;
+
+/// Option bits for the waitid wrappers, as constants Swift can import.
+extern const int OFFSTAGE_WEXITED;
+extern const int OFFSTAGE_WNOHANG;
+extern const int OFFSTAGE_WNOWAIT;
+
+/// waitid(P_PIDFD, fd, ...): reaps the child behind a pidfd. ECHILD when it is not our child.
+int offstage_waitid_pidfd(int pidfd, int options, offstage_wait_result *result);
+/// waitid(P_PID, pid, ...).
+int offstage_waitid_pid(pid_t pid, int options, offstage_wait_result *result);
+/// waitid(P_ALL, 0, ...).
+int offstage_waitid_all(int options, offstage_wait_result *result);
+
+/// 1 when the wait result is a normal exit.
+int offstage_wait_result_exited(const offstage_wait_result *result);
+/// 1 when the wait result is a death by signal (with or without core dump).
+int offstage_wait_result_signaled(const offstage_wait_result *result);
+
+/// WIFEXITED for a waitpid status word.
+int offstage_status_exited(int status);
+/// WEXITSTATUS for a waitpid status word.
+int offstage_status_exit_code(int status);
+/// WIFSIGNALED for a waitpid status word.
+int offstage_status_signaled(int status);
+/// WTERMSIG for a waitpid status word.
+int offstage_status_signal(int status);
+
+/// The kernel id of the calling thread (for /proc/self/task/TID).
+pid_t offstage_gettid(void);
+
+/// Names the calling thread (at most 15 bytes), as `ps -L` and /proc/self/task/TID/comm show it.
+int offstage_set_thread_name(const char *name);
+
+/// Forks a child that exits at once; used to wake a thread blocked in waitid(P_ALL). Returns its pid.
+pid_t offstage_fork_exiting_child(void);
+
+// MARK: - epoll and eventfd
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int offstage_epoll_create(void);
+/// Adds `fd` for readability; `token` comes back from offstage_epoll_wait.
+int offstage_epoll_add(int epfd, int fd, uint64_t token);
+/// Removes `fd`.
+int offstage_epoll_remove(int epfd, int fd);
+/// Waits for up to `capacity` ready tokens; `timeout_ms` -1 waits forever. Returns the count.
+int offstage_epoll_wait(int epfd, uint64_t *tokens, int capacity, int timeout_ms);
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK).
+int offstage_eventfd(void);
+
+/// Waits up to `timeout_ns` for POLLPRI on `fd` (a kernfs file such as cgroup.events signals changes that way),
+/// with sub-millisecond resolution. Returns the revents (0 on timeout or EINTR).
+int offstage_poll_priority(int fd, int64_t timeout_ns);
+
+// MARK: - Spawning
+
+/// Where a spawn failed; the child reports the step and errno through a close-on-exec pipe.
+typedef enum offstage_spawn_step {
+    OFFSTAGE_SPAWN_STEP_NONE = 0,
+    OFFSTAGE_SPAWN_STEP_PIPE = 1,
+    OFFSTAGE_SPAWN_STEP_FORK = 2,
+    OFFSTAGE_SPAWN_STEP_JOIN_CGROUP = 3,
+    OFFSTAGE_SPAWN_STEP_PROCESS_GROUP = 4,
+    OFFSTAGE_SPAWN_STEP_STDIN = 5,
+    OFFSTAGE_SPAWN_STEP_OUTPUT = 6,
+    OFFSTAGE_SPAWN_STEP_CHDIR = 7,
+    OFFSTAGE_SPAWN_STEP_EXEC = 8,
+} offstage_spawn_step;
+
+/// Why a spawn failed.
+typedef struct offstage_spawn_failure {
+    /// An offstage_spawn_step.
+    int32_t step;
+    /// The errno of that step.
+    int32_t error;
+    /// The child that failed (already reaped), or 0 when no child was created.
+    int32_t child;
+} offstage_spawn_failure;
+
+/// Forks and execs `path` with `argv` and `envp` (both NULL-terminated).
+///
+/// In the child, before exec and with only async-signal-safe calls: every signal disposition back to
+/// SIG_DFL and an empty signal mask (ignored signals survive exec), "0" written to each fd of
+/// `cgroup_procs_fds` (already-open cgroup.procs files, so the child is in its cgroups before it runs a
+/// single instruction of the new program), its own process group, stdin from /dev/null, stdout and stderr
+/// to `output_fd` (/dev/null when negative), chdir to `directory` (unless NULL), every fd >= 3
+/// close-on-exec, then execve.
+///
+/// Returns 0 and the pid in `*pid`; or -1 with `*failure` filled (a failed child is reaped before return).
+int offstage_spawn(
+    const char *path,
+    char *const argv[],
+    char *const envp[],
+    const char *directory,
+    int output_fd,
+    const int *cgroup_procs_fds,
+    int cgroup_procs_fd_count,
+    pid_t *pid,
+    offstage_spawn_failure *failure
+);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

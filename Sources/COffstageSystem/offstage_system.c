@@ -1,0 +1,365 @@
+#define _GNU_SOURCE
+#include "offstage_system.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// Older headers lack these; the values are the kernel ABI.
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#define OFFSTAGE_P_PIDFD 3
+
+const int OFFSTAGE_WEXITED = WEXITED;
+const int OFFSTAGE_WNOHANG = WNOHANG;
+const int OFFSTAGE_WNOWAIT = WNOWAIT;
+
+int offstage_prctl_set_child_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+}
+
+int offstage_pidfd_open(pid_t pid) {
+    // A pidfd is always close-on-exec.
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int wait_decoded(idtype_t type, id_t id, int options, offstage_wait_result *result) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int rc;
+    do {
+        rc = waitid(type, id, &info, options);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        return -1;
+    }
+    result->pid = info.si_pid;
+    result->code = info.si_code;
+    result->status = info.si_status;
+    return 0;
+}
+
+int offstage_waitid_pidfd(int pidfd, int options, offstage_wait_result *result) {
+    return wait_decoded((idtype_t)OFFSTAGE_P_PIDFD, (id_t)pidfd, options, result);
+}
+
+int offstage_waitid_pid(pid_t pid, int options, offstage_wait_result *result) {
+    return wait_decoded(P_PID, (id_t)pid, options, result);
+}
+
+int offstage_waitid_all(int options, offstage_wait_result *result) {
+    return wait_decoded(P_ALL, 0, options, result);
+}
+
+int offstage_wait_result_exited(const offstage_wait_result *result) {
+    return result->code == CLD_EXITED;
+}
+
+int offstage_wait_result_signaled(const offstage_wait_result *result) {
+    return result->code == CLD_KILLED || result->code == CLD_DUMPED;
+}
+
+int offstage_status_exited(int status) { return WIFEXITED(status); }
+int offstage_status_exit_code(int status) { return WEXITSTATUS(status); }
+int offstage_status_signaled(int status) { return WIFSIGNALED(status); }
+int offstage_status_signal(int status) { return WTERMSIG(status); }
+
+pid_t offstage_gettid(void) {
+    return (pid_t)syscall(SYS_gettid);
+}
+
+int offstage_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
+
+pid_t offstage_fork_exiting_child(void) {
+    // Signals blocked so no handler of the parent runs in the child before it exits.
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    int fork_error = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    errno = fork_error;
+    return pid;
+}
+
+int offstage_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int offstage_epoll_add(int epfd, int fd, uint64_t token) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = EPOLLIN;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
+int offstage_epoll_remove(int epfd, int fd) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &event);
+}
+
+int offstage_epoll_wait(int epfd, uint64_t *tokens, int capacity, int timeout_ms) {
+    struct epoll_event events[64];
+    if (capacity > 64) {
+        capacity = 64;
+    }
+    int count = epoll_wait(epfd, events, capacity, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        tokens[i] = events[i].data.u64;
+    }
+    return count;
+}
+
+int offstage_eventfd(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int offstage_poll_priority(int fd, int64_t timeout_ns) {
+    struct pollfd entry = {fd, POLLPRI, 0};
+    struct timespec timeout = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+    int count = ppoll(&entry, 1, &timeout, NULL);
+    if (count < 0) {
+        return errno == EINTR ? 0 : -1;
+    }
+    return count == 0 ? 0 : entry.revents;
+}
+
+// MARK: - Spawning
+
+// Moves an fd the child still needs out of 0...2, so the dup2 calls onto stdio cannot overwrite it.
+static int above_stdio(int fd) {
+    if (fd < 0 || fd > 2) {
+        return fd;
+    }
+    return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+// Everything below runs in the forked child of a multi-threaded process: async-signal-safe calls only,
+// no malloc, no locks, no stdio.
+static void child_fail(int report_fd, int step, int error) {
+    offstage_spawn_failure failure = {step, error, 0};
+    ssize_t written;
+    do {
+        written = write(report_fd, &failure, sizeof failure);
+    } while (written < 0 && errno == EINTR);
+    _exit(127);
+}
+
+static void reset_signal_raw(int sig) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    // The kernel's struct sigaction on these architectures; no restorer is needed for SIG_DFL.
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } action = {SIG_DFL, 0, NULL, 0};
+    syscall(SYS_rt_sigaction, sig, &action, NULL, sizeof action.mask);
+#else
+    (void)sig;
+#endif
+}
+
+static void child_mark_fds_cloexec(int fd_limit) {
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) {
+        return;
+    }
+    // Kernels before 5.11 lack CLOSE_RANGE_CLOEXEC: walk up to the descriptor limit instead.
+    for (int fd = 3; fd < fd_limit; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) {
+            fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+        }
+    }
+}
+
+static void child_run(
+    int report_fd,
+    const char *path,
+    char *const argv[],
+    char *const envp[],
+    const char *directory,
+    int output_fd,
+    const int *cgroup_procs_fds,
+    int cgroup_procs_fd_count,
+    int fd_limit
+) {
+    // The parent blocked every signal around fork, so no handler of the parent can run here. Ignored
+    // dispositions survive exec, so put every one back to the default. SIGKILL and SIGSTOP refuse, which
+    // is fine; glibc refuses its internal signals 32 and 33 too, but a launcher built with posix_spawn can
+    // leave those ignored, so they are reset with the raw system call.
+    struct sigaction default_action;
+    memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sigaction(sig, &default_action, NULL) < 0 && sig != SIGKILL && sig != SIGSTOP) {
+            reset_signal_raw(sig);
+        }
+    }
+
+    // Join the cgroups first: anything the program does after exec, including its own forks, happens
+    // inside them.
+    for (int i = 0; i < cgroup_procs_fd_count; i++) {
+        ssize_t written;
+        do {
+            written = write(cgroup_procs_fds[i], "0", 1);
+        } while (written < 0 && errno == EINTR);
+        if (written < 0) {
+            child_fail(report_fd, OFFSTAGE_SPAWN_STEP_JOIN_CGROUP, errno);
+        }
+    }
+
+    // Its own process group, so a signal to -pid reaches the whole app and nothing of the daemon.
+    if (setpgid(0, 0) < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_PROCESS_GROUP, errno);
+    }
+
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_STDIN, errno);
+    }
+    int out = output_fd >= 0 ? output_fd : null_fd;
+    out = above_stdio(out);
+    if (out < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_OUTPUT, errno);
+    }
+    if (dup2(null_fd, 0) < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_STDIN, errno);
+    }
+    if (dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_OUTPUT, errno);
+    }
+    // dup2 onto itself (when the parent had stdio closed) keeps close-on-exec: clear it explicitly.
+    for (int fd = 0; fd <= 2; fd++) {
+        fcntl(fd, F_SETFD, 0);
+    }
+
+    if (directory != NULL && chdir(directory) < 0) {
+        child_fail(report_fd, OFFSTAGE_SPAWN_STEP_CHDIR, errno);
+    }
+
+    // Only stdio may cross into the app; the report pipe is already close-on-exec.
+    child_mark_fds_cloexec(fd_limit);
+
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+
+    execve(path, argv, envp);
+    child_fail(report_fd, OFFSTAGE_SPAWN_STEP_EXEC, errno);
+}
+
+int offstage_spawn(
+    const char *path,
+    char *const argv[],
+    char *const envp[],
+    const char *directory,
+    int output_fd,
+    const int *cgroup_procs_fds,
+    int cgroup_procs_fd_count,
+    pid_t *pid,
+    offstage_spawn_failure *failure
+) {
+    failure->step = OFFSTAGE_SPAWN_STEP_NONE;
+    failure->error = 0;
+    failure->child = 0;
+
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        failure->step = OFFSTAGE_SPAWN_STEP_PIPE;
+        failure->error = errno;
+        return -1;
+    }
+    // The child writes its report after the dup2 calls onto 0...2.
+    int report_write = above_stdio(report[1]);
+    if (report_write != report[1]) {
+        close(report[1]);
+    }
+    if (report_write < 0) {
+        failure->step = OFFSTAGE_SPAWN_STEP_PIPE;
+        failure->error = errno;
+        close(report[0]);
+        return -1;
+    }
+
+    // Computed here because getrlimit is not on the async-signal-safe list.
+    struct rlimit limit;
+    int fd_limit = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 65536) {
+        fd_limit = (int)limit.rlim_cur;
+    }
+
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pid_t child = fork();
+    if (child == 0) {
+        child_run(report_write, path, argv, envp, directory, output_fd, cgroup_procs_fds, cgroup_procs_fd_count,
+                  fd_limit);
+    }
+    int fork_error = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    close(report_write);
+
+    if (child < 0) {
+        close(report[0]);
+        failure->step = OFFSTAGE_SPAWN_STEP_FORK;
+        failure->error = fork_error;
+        return -1;
+    }
+
+    // EOF means exec succeeded (the pipe closed on exec); a record means the child failed and exited.
+    offstage_spawn_failure reported;
+    ssize_t got;
+    do {
+        got = read(report[0], &reported, sizeof reported);
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+
+    if (got == (ssize_t)sizeof reported) {
+        int rc;
+        do {
+            rc = waitpid(child, NULL, 0);
+        } while (rc < 0 && errno == EINTR);
+        // ECHILD here means a reap-everything waiter got it first; the child is gone either way.
+        failure->step = reported.step;
+        failure->error = reported.error;
+        failure->child = child;
+        return -1;
+    }
+    *pid = child;
+    return 0;
+}
+
+void offstage_line_buffer_output(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setvbuf(stderr, NULL, _IONBF, 0);
+}

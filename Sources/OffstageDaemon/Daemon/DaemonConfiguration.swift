@@ -1,0 +1,138 @@
+import Foundation
+import OffstageCore
+
+/// Everything `offstaged` is started with: where it keeps its state, where it listens, and every number
+/// (the core's and its own). A configuration file is a JSON object with any subset of the keys of
+/// ``CoreConfiguration`` and of ``DaemonSettings``; unknown keys are refused so a typo is not silently ignored.
+public struct DaemonConfiguration: Sendable {
+    /// The state folder: the store, installed bundles, app data and app output.
+    public var stateDirectory: String
+    /// The Unix socket to listen on.
+    public var socketPath: String
+    /// The core's numbers.
+    public var core: CoreConfiguration
+    /// The daemon's own numbers.
+    public var daemon: DaemonSettings
+
+    /// Creates a configuration.
+    public init(stateDirectory: String, socketPath: String, core: CoreConfiguration = .init(), daemon: DaemonSettings = .init()) {
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+        self.core = core
+        self.daemon = daemon
+    }
+
+    /// Reads a configuration file's settings.
+    public static func settings(fromFile path: String) throws(ConfigurationError) -> (CoreConfiguration, DaemonSettings) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(path: path, key: nil, problem: "cannot be read", fix: "check that the file exists and is readable")
+        }
+        return try settings(from: data, file: path)
+    }
+
+    /// Parses configuration settings from JSON bytes.
+    public static func settings(from data: Data, file: String) throws(ConfigurationError) -> (CoreConfiguration, DaemonSettings) {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ConfigurationError(path: file, key: nil, problem: "is not a JSON object", fix: "write {\"suspendDelay\": 1, …}")
+        }
+        let known = Set(CoreConfiguration.CodingKeys.allCases.map(\.rawValue) + DaemonSettings.CodingKeys.allCases.map(\.rawValue))
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw ConfigurationError(
+                path: file, key: unknown, problem: "is not a setting",
+                fix: "use only: \(known.sorted().joined(separator: ", "))")
+        }
+        do {
+            let decoder = JSONDecoder()
+            return (try decoder.decode(CoreConfiguration.self, from: data), try decoder.decode(DaemonSettings.self, from: data))
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ConfigurationError(
+                path: file, key: context.codingPath.last?.stringValue, problem: context.debugDescription,
+                fix: "give a number of seconds (or the documented value)")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw ConfigurationError(
+                path: file, key: context.codingPath.last?.stringValue, problem: "has the wrong type",
+                fix: "give a number (seconds) or the documented value")
+        } catch {
+            throw ConfigurationError(path: file, key: nil, problem: "\(error)", fix: "correct the file")
+        }
+    }
+}
+
+/// The daemon's own numbers and choices.
+public struct DaemonSettings: Hashable, Sendable, Codable {
+    /// Rows of the event log kept. Default 100,000.
+    public var eventLogCapacity: Int = 100_000
+    /// A freeze that is not confirmed within this many seconds is undone and reported. Default 0.1 s.
+    public var freezeTimeout: Double = 0.1
+    /// Longest Varlink message accepted, in bytes. Default 1 MiB.
+    public var maximumMessageSize: Int = 1 << 20
+    /// The freezer: `auto` (cgroup v2, then v1, then SIGSTOP), or one of `cgroupV2`, `cgroupV1`, `signalStop`.
+    public var freezer: String = "auto"
+    /// How long a graceful stop waits for apps to exit before the daemon quits anyway. Default 10 s.
+    public var shutdownTimeout: Double = 10
+
+    /// The defaults.
+    public init() {}
+
+    /// Keys a configuration file may contain.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = DaemonSettings()
+        eventLogCapacity = try container.decodeIfPresent(Int.self, forKey: .eventLogCapacity) ?? defaults.eventLogCapacity
+        freezeTimeout = try container.decodeIfPresent(Double.self, forKey: .freezeTimeout) ?? defaults.freezeTimeout
+        maximumMessageSize = try container.decodeIfPresent(Int.self, forKey: .maximumMessageSize) ?? defaults.maximumMessageSize
+        freezer = try container.decodeIfPresent(String.self, forKey: .freezer) ?? defaults.freezer
+        shutdownTimeout = try container.decodeIfPresent(Double.self, forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
+        guard ["auto", "cgroupV2", "cgroupV1", "signalStop"].contains(freezer) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .freezer, in: container, debugDescription: "must be auto, cgroupV2, cgroupV1 or signalStop")
+        }
+        guard eventLogCapacity >= 100 else {
+            throw DecodingError.dataCorruptedError(forKey: .eventLogCapacity, in: container, debugDescription: "must be at least 100")
+        }
+        guard freezeTimeout > 0, shutdownTimeout >= 0, maximumMessageSize >= 4096 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .freezeTimeout, in: container,
+                debugDescription: "timeouts must be positive and maximumMessageSize at least 4096")
+        }
+    }
+}
+
+/// A configuration file that cannot be used: the file, the key, the problem and the fix.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The file.
+    public var path: String
+    /// The key, if one is at fault.
+    public var key: String?
+    /// What is wrong.
+    public var problem: String
+    /// What to do.
+    public var fix: String
+
+    public var description: String {
+        if let key { return "\(path): key '\(key)' \(problem); \(fix)" }
+        return "\(path) \(problem); \(fix)"
+    }
+}
+
+/// The folders inside the state directory.
+public struct DaemonPaths: Sendable {
+    /// The state directory.
+    public let root: String
+
+    /// Paths under `root`.
+    public init(root: String) { self.root = root }
+
+    /// The SQLite store.
+    public var store: String { root + "/offstage.sqlite" }
+    /// Installed bundles, one folder per app.
+    public var bundles: String { root + "/bundles" }
+    /// Each app's data folder (its durable store lives there).
+    public func data(_ id: AppID) -> String { root + "/data/" + id.rawValue }
+    /// Each app's stdout and stderr.
+    public func output(_ id: AppID) -> String { root + "/logs/" + id.rawValue + ".log" }
+}

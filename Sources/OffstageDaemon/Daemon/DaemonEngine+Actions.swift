@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import OffstageCore
+import OffstageProtocol
+
+/// Carrying out the core's actions. Nothing here decides: a failure is reported back to the core as an input.
+extension DaemonEngine {
+    func perform(_ action: CoreAction) {
+        switch action {
+        case .launch(let id, let plan):
+            launch(id, plan)
+        case .deliver(let id, let pid, let callback):
+            guard let stream = streams[id], stream.pid == pid, stream.responder.replyMore(
+                AppInterface.AttachReply(callback: AppInterface.CallbackMessage(callback)))
+            else {
+                // The stream closed under us; the close handler tells the core, which sends it again on reattach.
+                logger.debug("callback not delivered: no stream", metadata: ["offstage.app": "\(id)"])
+                return
+            }
+        case .freeze(let id, let pid):
+            do {
+                try control.freeze(try group(for: id), leader: pid)
+            } catch {
+                actionQueue.append(contentsOf: core.freezeFailed(id, pid: pid, message: "\(error)", at: now))
+            }
+        case .thaw(let id, let pid):
+            do {
+                try control.thaw(try group(for: id), leader: pid)
+            } catch {
+                logger.warning("thaw failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
+            }
+        case .terminate(let id, let pid):
+            do {
+                try control.terminate(try group(for: id), leader: pid)
+            } catch {
+                logger.warning("SIGTERM failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
+            }
+        case .kill(let id, let pid):
+            do {
+                try control.kill(try group(for: id), leader: pid)
+            } catch {
+                logger.warning("SIGKILL failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
+            }
+        case .log(let entry):
+            pendingLog.append(entry)
+        case .saveApp(let id):
+            guard let entry = core.apps[id] else { return }
+            persist { try store.saveApp(entry.app, durable: entry.durable) }
+        case .saveDevice:
+            let device = core.device
+            persist { try store.saveDevice(device) }
+        case .forget(let id):
+            forget(id)
+        }
+    }
+
+    func persist(_ write: () throws -> Void) {
+        do {
+            try write()
+        } catch {
+            logger.error("store write failed", metadata: ["offstage.error": "\(error)"])
+        }
+    }
+
+    func launch(_ id: AppID, _ plan: LaunchPlan) {
+        guard let entry = core.apps[id] else { return }
+        let manifest = entry.app.manifest
+        let dataDirectory = paths.data(id)
+        var environment: [String: String] = [:]
+        let inherited = ProcessInfo.processInfo.environment
+        for key in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME", "XDG_RUNTIME_DIR"] {
+            environment[key] = inherited[key]
+        }
+        environment["PATH"] = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        environment.merge(manifest.linux.environment) { _, app in app }
+        environment["OFFSTAGE_SOCKET"] = configuration.socketPath
+        environment["OFFSTAGE_APP_ID"] = id.rawValue
+        environment["OFFSTAGE_LAUNCH_REASON"] = plan.reason.rawValue
+        environment["OFFSTAGE_DATA_DIR"] = dataDirectory
+        let request = SpawnRequest(
+            executable: entry.app.bundlePath + "/" + manifest.executable, arguments: manifest.linux.arguments,
+            environment: environment, workingDirectory: dataDirectory, outputPath: paths.output(id))
+        do {
+            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (paths.output(id) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let pid = try watcher.spawn(request, in: try group(for: id), using: control)
+            appsByPid[pid] = id
+            let startTime = ProcFS().startTime(of: pid) ?? 0
+            // Persist, then act: a daemon that crashes from here on finds this process again.
+            persist { try store.saveProcess(.init(app: id, pid: pid, startTime: startTime, startedAt: now)) }
+            actionQueue.append(contentsOf: core.processStarted(id, launch: plan.launch, pid: pid, at: now))
+        } catch {
+            actionQueue.append(contentsOf: core.launchFailed(id, launch: plan.launch, message: "\(error)", at: now))
+        }
+    }
+
+    func forget(_ id: AppID) {
+        persist { try store.deleteApp(id) }
+        installer.remove(id)
+        try? FileManager.default.removeItem(atPath: paths.data(id))
+        try? FileManager.default.removeItem(atPath: paths.output(id))
+        if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
+    }
+
+    // MARK: Event log
+
+    /// Writes the batch's log entries in one transaction and pushes them to followers.
+    func flushLog() {
+        guard !pendingLog.isEmpty else { return }
+        let entries = pendingLog
+        pendingLog.removeAll(keepingCapacity: true)
+        for entry in entries {
+            logger.info(
+                "\(entry.message)",
+                metadata: ["offstage.app": "\(entry.app?.rawValue ?? "-")", "offstage.kind": "\(entry.kind.rawValue)"])
+        }
+        let ids: [Int64]
+        do {
+            ids = try store.appendLog(entries)
+        } catch {
+            logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
+            return
+        }
+        guard !followers.isEmpty else { return }
+        for (connection, follower) in followers {
+            let lines = zip(ids, entries).filter { follower.app == nil || $0.1.app == follower.app }
+                .map { ControlInterface.LogLine(id: $0.0, entry: $0.1) }
+            guard !lines.isEmpty else { continue }
+            if !follower.responder.replyMore(ControlInterface.LogReply(entries: lines)) {
+                followers[connection] = nil
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import OffstageCore
+import OffstageProtocol
+
+/// Who is calling, from the connection itself (decision 0006): never from a message field.
+enum CallerIdentity: Hashable {
+    /// A process of an installed app; `pid` is the app's main process.
+    case app(AppID, pid: Int32)
+    /// Not a process of any app: the user (the CLI or another client).
+    case user
+}
+
+extension DaemonEngine {
+    /// The caller of a connection, cached for the connection's life (a peer's pid cannot change).
+    func identify(_ context: VarlinkCallContext) -> CallerIdentity {
+        if let known = identities[context.connectionID] { return known }
+        let identity = resolve(pid: context.peer.pid)
+        // A user connection may belong to a process that later attaches by hand; only apps are cached.
+        if case .app = identity { identities[context.connectionID] = identity }
+        return identity
+    }
+
+    func resolve(pid: Int32) -> CallerIdentity {
+        if let id = appsByPid[pid] { return .app(id, pid: pid) }
+        if let key = control.appKey(owningPid: pid), let id = AppID.validated(key), let process = core.apps[id]?.process,
+            let main = process.pid
+        {
+            return .app(id, pid: main)
+        }
+        return .user
+    }
+
+    /// For a process started by hand (SPEC LC-8): the installed app whose executable it runs, if any.
+    func appRunningExecutable(of pid: Int32) -> AppID? {
+        guard let path = ProcFS().executablePath(of: pid) else { return nil }
+        let executable = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        for (id, entry) in core.apps {
+            let installed = URL(fileURLWithPath: entry.app.bundlePath + "/" + entry.app.manifest.executable)
+                .resolvingSymlinksInPath().path
+            if executable == installed || executable == entry.app.sourceExecutable { return id }
+        }
+        return nil
+    }
+
+    /// A connection closed: forget its identity, its callback stream and its log subscription.
+    func connectionClosed(_ context: VarlinkCallContext) {
+        eventLoop.preconditionInEventLoop()
+        identities[context.connectionID] = nil
+        followers[context.connectionID] = nil
+        if let (id, stream) = streams.first(where: { $0.value.connection == context.connectionID }) {
+            streams[id] = nil
+            apply(core.detached(id, pid: stream.pid, at: now))
+        }
+    }
+}
+
+extension CoreError {
+    /// The Varlink error for this core error, in `interface`.
+    func varlink(in interface: String) -> VarlinkError {
+        VarlinkError("\(interface).\(code.rawValue)", parameters: ["message": .string(message), "fix": .string(fix)])
+    }
+}

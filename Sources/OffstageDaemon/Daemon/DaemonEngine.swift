@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import OffstageCore
+import OffstageProtocol
+
+/// The daemon's shell around the core: it turns IPC calls, process exits and the timer into core inputs,
+/// and the core's actions into effects (spawn, freeze, signals, callbacks, store writes).
+///
+/// Everything happens on one event loop (decision 0001): each entry point runs there, calls one core method
+/// and carries out the actions before the next input. The class is `@unchecked Sendable` because that loop,
+/// not a lock, protects its state; every entry point asserts it is on the loop.
+public final class DaemonEngine: @unchecked Sendable {
+    let eventLoop: any EventLoop
+    let configuration: DaemonConfiguration
+    let paths: DaemonPaths
+    let store: OffstageStore
+    let control: any ProcessControl
+    /// Why this freezer was chosen (shown by `offstage status`).
+    let freezerReason: String
+    let installer: BundleInstaller
+    let logger: Logger
+    /// Runs slow work (copying a bundle) off the loop.
+    let threadPool: NIOThreadPool
+    var watcher: ExitWatcher!
+
+    var core: OffstageCore
+    var groups: [AppID: AppGroup] = [:]
+    /// The app each live pid belongs to (main processes only), so exits and calls map in O(1).
+    var appsByPid: [Int32: AppID] = [:]
+    /// Each app's callback stream.
+    var streams: [AppID: AttachStream] = [:]
+    /// `offstage log --follow` callers.
+    var followers: [VarlinkConnectionID: LogFollower] = [:]
+    /// The app each connection was identified as (identity never changes for a connection).
+    var identities: [VarlinkConnectionID: CallerIdentity] = [:]
+    var pendingLog: [LogEntry] = []
+    var actionQueue: [CoreAction] = []
+    var applying = false
+    var timer: Scheduled<Void>?
+    var armedDeadline: Instant?
+    var shutdownPromise: EventLoopPromise<Void>?
+    /// Numbers below this are reserved in the store; see `reserveNumbers`.
+    var numberLimit: UInt64
+    static let numberBlock: UInt64 = 1 << 16
+    /// Processes of the previous daemon that are still alive, and those that are gone.
+    let survivors: [OffstageStore.ProcessRecord]
+    let vanished: [OffstageStore.ProcessRecord]
+
+    struct AttachStream {
+        let pid: Int32
+        let connection: VarlinkConnectionID
+        let responder: VarlinkResponder
+    }
+
+    struct LogFollower {
+        let app: AppID?
+        let responder: VarlinkResponder
+    }
+
+    init(
+        configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
+        control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger
+    ) throws {
+        self.threadPool = threadPool
+        self.configuration = configuration
+        self.eventLoop = eventLoop
+        self.paths = DaemonPaths(root: configuration.stateDirectory)
+        self.store = store
+        self.control = control
+        self.freezerReason = freezerReason
+        self.installer = BundleInstaller(bundlesDirectory: paths.bundles)
+        self.logger = logger
+        var device = try store.loadDevice() ?? DeviceState()
+        device.interruption = nil
+        // Processes the previous daemon started: alive ones are re-adopted in `start()`, others recorded as gone.
+        let apps = try store.loadApps()
+        let installed = Set(apps.map(\.0.id))
+        let records = try store.loadProcesses()
+        let procfs = ProcFS()
+        let alive = records.filter { installed.contains($0.app) && procfs.isAlive(pid: $0.pid, startTime: $0.startTime) }
+        survivors = alive
+        vanished = records.filter { record in !alive.contains(record) }
+        if let front = device.foregroundApp, !alive.contains(where: { $0.app == front }) {
+            device.foregroundApp = nil
+        }
+        // Numbers (callbacks, tasks) never repeat across restarts: the store keeps a floor above every number
+        // handed out, reserved a block at a time so the hot path never writes it.
+        let seed = try store.meta("numberFloor").flatMap { UInt64($0) } ?? 1
+        numberLimit = seed + Self.numberBlock
+        try store.setMeta("numberFloor", String(numberLimit))
+        core = OffstageCore(configuration: configuration.core, device: device, numberSeed: seed)
+        for (app, durable) in apps { core.restore(app, durable: durable) }
+    }
+
+    /// The wall clock: the only place the daemon reads time for the core.
+    static func wallClock() -> Instant {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Instant(nanosecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+    }
+
+    var now: Instant { Self.wallClock() }
+
+    // MARK: Start-up
+
+    /// Re-adopts apps that outlived the previous daemon (SPEC LC-8) and arms the timer. On the event loop.
+    func start() {
+        eventLoop.preconditionInEventLoop()
+        for record in vanished {
+            try? store.deleteProcess(of: record.app, pid: record.pid)
+            pendingLog.append(
+                LogEntry(at: now, app: record.app, kind: .exit, message: "exited while the daemon was down", state: .notRunning))
+        }
+        for record in survivors {
+            do {
+                _ = try group(for: record.app)
+                try watcher.watch(pid: record.pid, startTime: record.startTime)
+            } catch {
+                logger.warning(
+                    "cannot watch an adopted process", metadata: ["offstage.pid": "\(record.pid)", "offstage.error": "\(error)"])
+            }
+            appsByPid[record.pid] = record.app
+            apply(core.adopt(record.app, pid: record.pid, at: now))
+        }
+        flushLog()
+        rearm()
+    }
+
+    // MARK: Applying actions
+
+    /// Carries out `actions`, and those of every core input they cause, in order; then writes the log entries
+    /// of the whole batch in one transaction and re-arms the timer.
+    func apply(_ actions: [CoreAction]) {
+        eventLoop.preconditionInEventLoop()
+        actionQueue.append(contentsOf: actions)
+        guard !applying else { return }
+        applying = true
+        var index = 0
+        while index < actionQueue.count {
+            let action = actionQueue[index]
+            index += 1
+            perform(action)
+        }
+        actionQueue.removeAll(keepingCapacity: true)
+        applying = false
+        reserveNumbers()
+        flushLog()
+        rearm()
+    }
+
+    /// Moves the stored floor up a block before the core's numbers reach it.
+    func reserveNumbers() {
+        guard core.upcomingNumber + Self.numberBlock / 2 >= numberLimit else { return }
+        numberLimit = core.upcomingNumber + Self.numberBlock
+        let limit = numberLimit
+        persist { try store.setMeta("numberFloor", String(limit)) }
+    }
+
+    // MARK: The one timer
+
+    /// Arms one scheduled task for the core's next deadline, or none (no deadline, no wake-up).
+    func rearm() {
+        let next = core.nextDeadline
+        guard next != armedDeadline else { return }
+        timer?.cancel()
+        timer = nil
+        armedDeadline = next
+        guard let next else { return }
+        let delay = next - now
+        let nanoseconds = max(0, delay.nanoseconds)
+        timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+            timer = nil
+            armedDeadline = nil
+            apply(core.advance(to: now))
+        }
+    }
+
+    // MARK: Groups
+
+    func group(for id: AppID) throws -> AppGroup {
+        if let group = groups[id] { return group }
+        let group = try control.makeGroup(forApp: id.rawValue)
+        groups[id] = group
+        return group
+    }
+
+    // MARK: Process exits
+
+    /// A watched process exited (called on the loop).
+    func processExited(pid: Int32, status: ExitStatus) {
+        eventLoop.preconditionInEventLoop()
+        guard let id = appsByPid.removeValue(forKey: pid) else { return }
+        try? store.deleteProcess(of: id, pid: pid)
+        // Whatever the app left behind in its group goes with it.
+        if let group = groups[id] { try? control.kill(group, leader: pid) }
+        if let stream = streams[id], stream.pid == pid {
+            streams[id] = nil
+            stream.responder.fail(VarlinkError("io.offstage.App.Terminated", parameters: [:]))
+        }
+        apply(core.processExited(id, pid: pid, status: status, at: now))
+        checkShutdown()
+    }
+}

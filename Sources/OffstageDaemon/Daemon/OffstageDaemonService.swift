@@ -1,0 +1,122 @@
+import COffstageSystem
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import OffstageCore
+import OffstageProtocol
+import ServiceLifecycle
+
+/// The daemon as a long-running service: opens the store, picks the freezer, re-adopts surviving apps, serves
+/// Varlink, and on graceful shutdown ends its apps (decision 0004) before it stops listening.
+public struct OffstageDaemonService: Service {
+    let configuration: DaemonConfiguration
+    let logger: Logger
+
+    /// Creates the service.
+    public init(configuration: DaemonConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let paths = DaemonPaths(root: configuration.stateDirectory)
+        try FileManager.default.createDirectory(atPath: paths.root, withIntermediateDirectories: true)
+        let store = try OffstageStore(path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity)
+        let (control, freezerReason) = try Self.processControl(configuration, logger: logger)
+        logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        let loop = group.next()
+        let engine = try await loop.submit {
+            try DaemonEngine(
+                configuration: configuration, eventLoop: loop, store: store, control: control,
+                freezerReason: freezerReason, threadPool: threadPool, logger: logger)
+        }.get()
+        let watcher = try ExitWatcher(mode: .reapAllChildren) { pid, status in
+            loop.execute { engine.processExited(pid: pid, status: status) }
+        }
+        let server = VarlinkServer(
+            configuration: .init(
+                socketPath: configuration.socketPath, version: offstageVersion,
+                maximumMessageSize: configuration.daemon.maximumMessageSize),
+            eventLoop: loop)
+        server.register(AppService(engine: engine))
+        server.register(ControlService(engine: engine))
+        server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
+        try await loop.submit {
+            engine.watcher = watcher
+            engine.start()
+        }.get()
+        try await server.start()
+        logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
+
+        do {
+            try await gracefulShutdown()
+        } catch {
+            // Cancelled rather than asked to stop: still end the apps below.
+        }
+        logger.notice("stopping: ending apps")
+        try? await loop.flatSubmit { engine.shutdown() }.get()
+        try? await server.close()
+        watcher.shutdown()
+        control.removeAll()
+        try? await threadPool.shutdownGracefully()
+        try? await group.shutdownGracefully()
+        logger.notice("stopped")
+    }
+
+    /// The freezer the configuration asks for, or the best this machine allows, with the reason.
+    static func processControl(
+        _ configuration: DaemonConfiguration, logger: Logger
+    ) throws -> (any ProcessControl, String) {
+        let instance = instanceName(for: configuration.stateDirectory)
+        let timeout = Duration.seconds(double: configuration.daemon.freezeTimeout)
+        if let kind = FreezerKind(rawValue: configuration.daemon.freezer) {
+            return (try ProcessControlFactory.make(kind, instanceName: instance, freezeTimeout: timeout), "chosen in the configuration")
+        }
+        var reasons: [String] = []
+        let control = ProcessControlFactory.best(instanceName: instance, freezeTimeout: timeout) { reasons.append($0) }
+        return (control, reasons.isEmpty ? "the best available" : reasons.joined(separator: "; "))
+    }
+
+    /// A short stable name for this state folder, so two daemons never share cgroups.
+    static func instanceName(for stateDirectory: String) -> String {
+        let path = URL(fileURLWithPath: stateDirectory).standardizedFileURL.path
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+extension DaemonEngine {
+    /// Ends every app (will-terminate for running ones, SIGKILL for suspended ones) and completes when none is
+    /// left or the shutdown timeout passes.
+    func shutdown() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        let promise = eventLoop.makePromise(of: Void.self)
+        shutdownPromise = promise
+        apply(core.shutdown(at: now))
+        checkShutdown()
+        let timeout = Int64(configuration.daemon.shutdownTimeout * 1e9)
+        eventLoop.scheduleTask(in: .nanoseconds(timeout)) { [self] in
+            guard let promise = shutdownPromise else { return }
+            shutdownPromise = nil
+            logger.warning("shutdown timeout: apps still running are left to the kernel")
+            promise.succeed()
+        }
+        return promise.futureResult
+    }
+
+    func checkShutdown() {
+        guard let promise = shutdownPromise, core.noProcessesLeft else { return }
+        shutdownPromise = nil
+        flushLog()
+        promise.succeed()
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import OffstageCore
+import OffstageProtocol
+
+/// `io.offstage.App`: the calls an app's SDK makes. The app is the one that owns the calling process.
+struct AppService: VarlinkInterface {
+    let engine: DaemonEngine
+
+    var interfaceDescription: VarlinkInterfaceDescription {
+        VarlinkInterfaceDescription(AppInterface.definition)
+    }
+
+    var methods: [String: VarlinkMethodHandler] {
+        [
+            "Attach": { context, request, responder in try engine.attach(context, request, responder) },
+            "CallbackDone": { context, request, responder in
+                let parameters = try request.decodeParameters(AppInterface.CallbackDoneParameters.self)
+                let (id, pid) = try engine.requireApp(context)
+                engine.apply(engine.core.callbackCompleted(id, pid: pid, callback: CallbackID(parameters.id), at: engine.now))
+                responder.reply()
+            },
+            "BeginBackgroundTask": { context, request, responder in
+                let parameters = try request.decodeParameters(AppInterface.BeginParameters.self)
+                guard parameters.name.utf8.count <= 1024 else {
+                    throw VarlinkError.invalidParameter("name", description: "at most 1024 bytes")
+                }
+                let (id, pid) = try engine.requireApp(context)
+                let now = engine.now
+                let (task, actions) = try engine.appCall { () throws(CoreError) in
+                    try engine.core.beginBackgroundTask(id, pid: pid, name: parameters.name, at: now)
+                }
+                engine.apply(actions)
+                let remaining = (try? engine.core.backgroundTimeRemaining(id, pid: pid, at: now)) ?? 0
+                responder.reply(AppInterface.BeginReply(id: task.rawValue, timeRemaining: remaining))
+            },
+            "EndBackgroundTask": { context, request, responder in
+                let parameters = try request.decodeParameters(AppInterface.EndParameters.self)
+                let (id, pid) = try engine.requireApp(context)
+                let (ended, actions) = try engine.appCall { () throws(CoreError) in
+                    try engine.core.endBackgroundTask(id, pid: pid, task: BackgroundTaskID(parameters.id), at: engine.now)
+                }
+                engine.apply(actions)
+                responder.reply(AppInterface.EndReply(ended: ended))
+            },
+            "BackgroundTimeRemaining": { context, _, responder in
+                let (id, pid) = try engine.requireApp(context)
+                let seconds = try engine.appCall { () throws(CoreError) in
+                    try engine.core.backgroundTimeRemaining(id, pid: pid, at: engine.now)
+                }
+                responder.reply(AppInterface.TimeRemainingReply(seconds: seconds))
+            },
+            "GetDevice": { context, _, responder in
+                _ = try engine.requireApp(context)
+                responder.reply(AppInterface.DeviceReply(multitaskingSupported: engine.core.device.settings.multitaskingSupported))
+            },
+        ]
+    }
+}
+
+extension DaemonEngine {
+    /// The calling app, or `NotAnApp`.
+    func requireApp(_ context: VarlinkCallContext) throws(VarlinkError) -> (AppID, Int32) {
+        guard case .app(let id, let pid) = identify(context) else {
+            throw notAnApp(context.peer.pid)
+        }
+        return (id, pid)
+    }
+
+    func notAnApp(_ pid: Int32) -> VarlinkError {
+        VarlinkError(
+            "io.offstage.App.NotAnApp",
+            parameters: [
+                "pid": .number(Double(pid)),
+                "message": .string("process \(pid) belongs to no installed app"),
+                "fix": .string("install the app's bundle with `offstage install BUNDLE_DIR` and start it from there"),
+            ])
+    }
+
+    /// Runs a core call for an app, turning its error into the app interface's error.
+    func appCall<Result>(_ body: () throws(CoreError) -> Result) throws(VarlinkError) -> Result {
+        do {
+            return try body()
+        } catch {
+            let name = error.code == .alreadyRunning ? "AlreadyRunning" : "AppNotRunning"
+            throw VarlinkError(
+                "\(AppInterface.name).\(name)", parameters: ["message": .string(error.message), "fix": .string(error.fix)])
+        }
+    }
+
+    /// `Attach`: opens the app's callback stream (SPEC LC-8 for processes started by hand or re-adopted).
+    func attach(_ context: VarlinkCallContext, _ request: VarlinkRequest, _ responder: VarlinkResponder) throws {
+        try request.requireMore()
+        let parameters = try request.decodeParameters(AppInterface.AttachParameters.self)
+        let pid = context.peer.pid
+        let id: AppID
+        switch identify(context) {
+        case .app(let app, _):
+            id = app
+        case .user:
+            guard let app = appRunningExecutable(of: pid) else { throw notAnApp(pid) }
+            // Started by hand: from now on the process lives in the app's group and is watched like any other.
+            if let running = core.apps[app]?.process, running.pid != pid {
+                throw VarlinkError(
+                    "\(AppInterface.name).AlreadyRunning",
+                    parameters: [
+                        "message": .string("'\(app)' is already running as pid \(running.pid ?? 0)"),
+                        "fix": .string("quit it (`offstage force-quit \(app)`) before starting another copy by hand"),
+                    ])
+            }
+            try control.adopt(pid: pid, into: try group(for: app))
+            try watcher.watch(pid: pid, startTime: ProcFS().startTime(of: pid))
+            appsByPid[pid] = app
+            persist { try store.saveProcess(.init(app: app, pid: pid, startTime: ProcFS().startTime(of: pid) ?? 0, startedAt: now)) }
+            identities[context.connectionID] = .app(app, pid: pid)
+            id = app
+        }
+        let report = AttachReport(
+            launchCompleted: parameters.launchCompleted,
+            state: ApplicationState(rawValue: parameters.state) ?? .notRunning,
+            openTasks: parameters.openTasks.map { .init(id: BackgroundTaskID($0.id), name: $0.name) })
+        let actions = try appCall { () throws(CoreError) in try core.attached(id, pid: pid, report: report, at: now) }
+        streams[id] = AttachStream(pid: pid, connection: context.connectionID, responder: responder)
+        responder.replyMore(
+            AppInterface.AttachReply(
+                app: AppInterface.AppInfo(
+                    id: id.rawValue, pid: pid, multitaskingSupported: core.device.settings.multitaskingSupported,
+                    dataDirectory: paths.data(id))))
+        apply(actions)
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+import OffstageCore
+
+/// The daemon's durable state in SQLite (WAL, one writer, named migrations): installed apps and their settings,
+/// the device state, the processes it started (to re-adopt them after a crash), and a bounded event log.
+///
+/// Writes are synchronous and small, made from the daemon's event loop in the order the core's actions come,
+/// so "persist, then act" holds: an action that depends on a write runs only after the write committed.
+/// WAL with `synchronous=NORMAL` survives a crash or `kill -9` of the daemon (not a power loss of the last
+/// commits, which a phone OS tolerates for these records).
+public final class OffstageStore: Sendable {
+    let database: DatabasePool
+    /// Rows of the event log kept; older rows are deleted.
+    public let eventLogCapacity: Int
+
+    /// Opens (creating if needed) the store at `path` and runs pending migrations.
+    public init(path: String, eventLogCapacity: Int = 100_000) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        configuration.label = "offstage.store"
+        database = try DatabasePool(path: path, configuration: configuration)
+        self.eventLogCapacity = max(100, eventLogCapacity)
+        try Self.migrator.migrate(database)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: apps, device, processes, events, meta") { db in
+            try db.create(table: "app") { t in
+                t.primaryKey("id", .text)
+                t.column("manifest", .text).notNull()
+                t.column("bundlePath", .text).notNull()
+                t.column("installedAt", .double).notNull()
+                t.column("settings", .text).notNull()
+                t.column("durable", .text).notNull()
+                t.column("sourceExecutable", .text)
+            }
+            try db.create(table: "device") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("state", .text).notNull()
+            }
+            try db.create(table: "process") { t in
+                t.primaryKey("appID", .text)
+                t.column("pid", .integer).notNull()
+                t.column("startTime", .integer).notNull()
+                t.column("startedAt", .double).notNull()
+            }
+            try db.create(table: "event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("at", .double).notNull()
+                t.column("app", .text)
+                t.column("kind", .text).notNull()
+                t.column("message", .text).notNull()
+                t.column("state", .text)
+            }
+            try db.create(index: "event_app", on: "event", columns: ["app", "id"])
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Apps
+
+    /// Every installed app with its durable state.
+    public func loadApps() throws -> [(InstalledApp, AppDurableState)] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY id").map { row in
+                let manifest = try decode(Manifest.self, row["manifest"])
+                let app = InstalledApp(
+                    manifest: manifest, bundlePath: row["bundlePath"],
+                    installedAt: Instant(secondsSinceEpoch: row["installedAt"]),
+                    settings: try decode(AppSettings.self, row["settings"]), sourceExecutable: row["sourceExecutable"])
+                return (app, try decode(AppDurableState.self, row["durable"]))
+            }
+        }
+    }
+
+    /// Inserts or replaces an app.
+    public func saveApp(_ app: InstalledApp, durable: AppDurableState) throws {
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO app (id, manifest, bundlePath, installedAt, settings, durable, sourceExecutable)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET manifest = excluded.manifest, bundlePath = excluded.bundlePath,
+                      installedAt = excluded.installedAt, settings = excluded.settings, durable = excluded.durable,
+                      sourceExecutable = excluded.sourceExecutable
+                    """,
+                arguments: [
+                    app.id.rawValue, try encode(app.manifest), app.bundlePath, app.installedAt.secondsSinceEpoch,
+                    try encode(app.settings), try encode(durable), app.sourceExecutable,
+                ])
+        }
+    }
+
+    /// Removes an app and every row that belongs to it.
+    public func deleteApp(_ id: AppID) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM process WHERE appID = ?", arguments: [id.rawValue])
+        }
+    }
+
+    // MARK: Device
+
+    /// The device state saved last, if any.
+    public func loadDevice() throws -> DeviceState? {
+        try database.read { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT state FROM device WHERE id = 1") else { return nil }
+            return try decode(DeviceState.self, text)
+        }
+    }
+
+    /// Saves the device state.
+    public func saveDevice(_ state: DeviceState) throws {
+        let text = try encode(state)
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT INTO device (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state",
+                arguments: [text])
+        }
+    }
+
+    // MARK: Processes
+
+    /// A process the daemon started, kept so a restarted daemon can find it (SPEC LC-8).
+    public struct ProcessRecord: Hashable, Sendable {
+        /// The app.
+        public var app: AppID
+        /// Its pid.
+        public var pid: Int32
+        /// The kernel's start time of the process (guards against a reused pid).
+        public var startTime: UInt64
+        /// When it was started.
+        public var startedAt: Instant
+
+        /// Creates a record.
+        public init(app: AppID, pid: Int32, startTime: UInt64, startedAt: Instant) {
+            self.app = app
+            self.pid = pid
+            self.startTime = startTime
+            self.startedAt = startedAt
+        }
+    }
+
+    /// Every recorded process.
+    public func loadProcesses() throws -> [ProcessRecord] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM process ORDER BY appID").map { row in
+                ProcessRecord(
+                    app: AppID(row["appID"]), pid: row["pid"], startTime: UInt64(row["startTime"] as Int64),
+                    startedAt: Instant(secondsSinceEpoch: row["startedAt"]))
+            }
+        }
+    }
+
+    /// Records a started process.
+    public func saveProcess(_ record: ProcessRecord) throws {
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO process (appID, pid, startTime, startedAt) VALUES (?, ?, ?, ?)",
+                arguments: [record.app.rawValue, record.pid, Int64(record.startTime), record.startedAt.secondsSinceEpoch])
+        }
+    }
+
+    /// Forgets a process that ended.
+    public func deleteProcess(of app: AppID, pid: Int32) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM process WHERE appID = ? AND pid = ?", arguments: [app.rawValue, pid])
+        }
+    }
+
+    // MARK: Event log
+
+    /// Appends entries in one transaction and trims the log to its capacity; returns the ids given.
+    @discardableResult
+    public func appendLog(_ entries: [LogEntry]) throws -> [Int64] {
+        guard !entries.isEmpty else { return [] }
+        let capacity = Int64(eventLogCapacity)
+        return try database.write { db in
+            var ids: [Int64] = []
+            ids.reserveCapacity(entries.count)
+            let statement = try db.cachedStatement(
+                sql: "INSERT INTO event (at, app, kind, message, state) VALUES (?, ?, ?, ?, ?)")
+            for entry in entries {
+                try statement.execute(arguments: [
+                    entry.at.secondsSinceEpoch, entry.app?.rawValue, entry.kind.rawValue, entry.message,
+                    entry.state?.rawValue,
+                ])
+                ids.append(db.lastInsertedRowID)
+            }
+            // Trim in steps so the delete runs once per thousand rows, not on every insert.
+            if let last = ids.last, last % 1000 < Int64(entries.count), last > capacity {
+                try db.execute(sql: "DELETE FROM event WHERE id <= ?", arguments: [last - capacity])
+            }
+            return ids
+        }
+    }
+
+    /// Log entries with id greater than `after`, oldest first; the last `limit` if given.
+    public func readLog(app: AppID? = nil, after: Int64 = 0, limit: Int? = nil) throws -> [(Int64, LogEntry)] {
+        try database.read { db in
+            var sql = "SELECT * FROM event WHERE id > ?"
+            var arguments: StatementArguments = [after]
+            if let app {
+                sql += " AND app = ?"
+                arguments += [app.rawValue]
+            }
+            if let limit {
+                sql = "SELECT * FROM (\(sql) ORDER BY id DESC LIMIT ?) ORDER BY id"
+                arguments += [limit]
+            } else {
+                sql += " ORDER BY id"
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let kind = LogEntry.Kind(rawValue: row["kind"]) ?? .warning
+                let state = (row["state"] as String?).flatMap(ApplicationState.init(rawValue:))
+                let entry = LogEntry(
+                    at: Instant(secondsSinceEpoch: row["at"]), app: (row["app"] as String?).map { AppID($0) },
+                    kind: kind, message: row["message"], state: state)
+                return (row["id"] as Int64, entry)
+            }
+        }
+    }
+
+    // MARK: Meta
+
+    /// A small named value (for example the next number seed).
+    public func meta(_ key: String) throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    /// Sets a small named value.
+    public func setMeta(_ key: String, _ value: String) throws {
+        try database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+    }
+}
+
+private func encode<Value: Encodable>(_ value: Value) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+private func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws -> Value {
+    try JSONDecoder().decode(type, from: Data(text.utf8))
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import COffstageSystem
+import Foundation
+import Logging
+import OffstageDaemon
+import OffstageProtocol
+import ServiceLifecycle
+
+/// `offstaged`: the Offstage daemon, in the foreground.
+@main
+struct Offstaged: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "offstaged",
+        abstract: "The Offstage daemon: owns every app's lifecycle and background time.",
+        discussion: """
+            Runs in the foreground until SIGTERM or SIGINT, which end every app (will-terminate, then signals) before \
+            the daemon exits. Apps outlive a crash or kill -9 and are re-adopted by the next start.
+            The state folder is --state-dir, else $OFFSTAGE_STATE_DIR, else $XDG_STATE_HOME/offstage, else \
+            ~/.local/state/offstage. The socket is --socket, else $OFFSTAGE_SOCKET, else \
+            $XDG_RUNTIME_DIR/offstage/offstaged.sock, else offstaged.sock in the state folder.
+            --config names a JSON file with any of the settings documented in the README (timeouts, budgets, freezer).
+            """,
+        version: offstageVersion)
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the daemon keeps its state.", valueName: "DIR"))
+    var stateDirectory: String?
+
+    @Option(help: ArgumentHelp("The Unix socket to listen on.", valueName: "PATH"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("A JSON file of settings.", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "notice"
+
+    /// Starts from a clean signal mask (see ``SignalMask``) before any thread exists, then runs the command.
+    static func main() async {
+        SignalMask.unblockAll()
+        await main(nil)
+    }
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let state = URL(fileURLWithPath: stateDirectory ?? OffstageSocketPath.defaultStateDirectory(environment: environment))
+            .standardizedFileURL.path
+        let socketPath = OffstageSocketPath.resolve(explicit: socket, environment: environment, stateDirectory: state)
+        var daemonConfiguration = DaemonConfiguration(stateDirectory: state, socketPath: socketPath)
+        if let config {
+            do {
+                (daemonConfiguration.core, daemonConfiguration.daemon) = try DaemonConfiguration.settings(fromFile: config)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "offstaged")
+        // Orphans of apps are re-parented to the daemon, which reaps them (never leaves zombies to PID 1).
+        _ = offstage_prctl_set_child_subreaper()
+        let service = OffstageDaemonService(configuration: daemonConfiguration, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
