@@ -1,0 +1,69 @@
+/// The methods an app implements to take part in its lifecycle, as on iOS (SPEC LC-2).
+///
+/// Every method runs on the main actor, one at a time, in the order the system sends them. Each must return
+/// promptly: did-finish-launching within 20 s of launch, did-enter-background and will-terminate within 5 s,
+/// or the system terminates the app and records why. All methods have empty default implementations.
+@MainActor
+public protocol ApplicationDelegate: AnyObject {
+    /// The app finished launching, for the reason in `options`. A launch for a background event is not
+    /// followed by ``applicationDidBecomeActive(_:)``.
+    func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool
+    /// The app became active: it is in front and receives events.
+    func applicationDidBecomeActive(_ application: Application)
+    /// The app is about to become inactive: the user is leaving, or an interruption arrived.
+    func applicationWillResignActive(_ application: Application)
+    /// The app is now in the background. Save state here (``DurableStore``): a suspended app may be
+    /// terminated without any further callback. Begin a background task to finish work.
+    func applicationDidEnterBackground(_ application: Application)
+    /// The app is about to come back to the foreground.
+    func applicationWillEnterForeground(_ application: Application)
+    /// The app is about to be terminated while running. The process exits when this returns.
+    func applicationWillTerminate(_ application: Application)
+}
+
+extension ApplicationDelegate {
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+        true
+    }
+    public func applicationDidBecomeActive(_ application: Application) {}
+    public func applicationWillResignActive(_ application: Application) {}
+    public func applicationDidEnterBackground(_ application: Application) {}
+    public func applicationWillEnterForeground(_ application: Application) {}
+    public func applicationWillTerminate(_ application: Application) {}
+}
+
+/// Why the app was launched, handed to `application(_:didFinishLaunchingWithOptions:)`.
+public struct LaunchOptions: Sendable, Hashable {
+    /// The reason.
+    public var reason: LaunchReason
+
+    /// Creates launch options.
+    public init(reason: LaunchReason) { self.reason = reason }
+}
+
+/// Why the app's process was started.
+public enum LaunchReason: String, Sendable, Hashable, CaseIterable {
+    /// The user opened the app.
+    case user
+    /// An app-refresh task is due.
+    case refresh
+    /// A processing task is due.
+    case processing
+    /// The legacy background fetch.
+    case fetch
+    /// A background push arrived.
+    case push
+    /// The app's background transfers finished.
+    case transferEvents = "transfer-events"
+    /// A significant location change.
+    case location
+    /// VoIP keep-alive or incoming data on its socket.
+    case voip
+    /// An accessory event.
+    case accessory
+    /// The system started.
+    case boot
+
+    /// Whether a launch for this reason happens in the background.
+    public var isBackground: Bool { self != .user }
+}

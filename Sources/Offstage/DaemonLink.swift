@@ -1,0 +1,201 @@
+import Foundation
+import OffstageProtocol
+import Synchronization
+
+/// The SDK's two connections to the daemon: a long-lived `Attach` stream that brings callbacks, and a
+/// request connection for calls such as `BeginBackgroundTask`. Both reconnect on their own when the daemon
+/// restarts; on reattach the SDK reports what it knows so the daemon can re-adopt the app (SPEC LC-8).
+final class DaemonLink: Sendable {
+    typealias ExpirationHandler = @MainActor @Sendable () -> Void
+
+    struct State: Sendable {
+        var launchCompleted = false
+        var appState = "notRunning"
+        var openTasks: [UInt64: String] = [:]
+        var expirationHandlers: [UInt64: ExpirationHandler] = [:]
+        /// Recent callback ids, to drop a callback sent again after a reconnect.
+        var handled: [UInt64] = []
+        var app: AppInterface.AppInfo?
+        var attached = false
+    }
+
+    /// The process's link: an app has one connection to the system.
+    static let shared = DaemonLink(environment: ProcessInfo.processInfo.environment)
+
+    let socketPath: String
+    let environment: [String: String]
+    private let state = Mutex(State())
+    private let requests = Mutex<VarlinkConnection?>(nil)
+    /// How long a request may wait for the daemon.
+    static let requestTimeout: Duration = .seconds(10)
+
+    init(environment: [String: String]) {
+        self.environment = environment
+        self.socketPath = OffstageSocketPath.resolve(explicit: nil, environment: environment, stateDirectory: nil)
+    }
+
+    /// The folder the daemon keeps for this app (``DurableStore`` writes there).
+    var dataDirectory: String? {
+        state.withLock { $0.app?.dataDirectory } ?? environment["OFFSTAGE_DATA_DIR"]
+    }
+
+    // MARK: Attach stream
+
+    /// Starts the thread that keeps the callback stream attached.
+    func start(onCallback: @escaping @Sendable (AppInterface.CallbackMessage) -> Void) {
+        let thread = Thread { [self] in self.attachLoop(onCallback) }
+        thread.name = "offstage.attach"
+        thread.start()
+    }
+
+    private func attachLoop(_ onCallback: @escaping @Sendable (AppInterface.CallbackMessage) -> Void) {
+        var delay = 0.05
+        var waitingReported = false
+        while true {
+            do {
+                let connection = try VarlinkConnection(path: socketPath)
+                defer { connection.close() }
+                let report = state.withLock { state in
+                    AppInterface.AttachParameters(
+                        launchCompleted: state.launchCompleted, state: state.appState,
+                        openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) })
+                }
+                let replies = try connection.callMore(AppInterface.Method.attach, report, as: AppInterface.AttachReply.self)
+                while let reply = try replies.next() {
+                    if let app = reply.app {
+                        state.withLock {
+                            $0.app = app
+                            $0.attached = true
+                        }
+                        delay = 0.05
+                        waitingReported = false
+                    }
+                    if let callback = reply.callback { onCallback(callback) }
+                }
+            } catch let error as VarlinkError where error.name.hasSuffix(".NotAnApp") || error.name.hasSuffix(".AlreadyRunning") {
+                // Retrying cannot help: this executable is not an installed app, or the app already runs.
+                FileHandle.standardError.write(Data("offstage: cannot attach: \(error)\n".utf8))
+                exit(78)
+            } catch {
+                if !waitingReported {
+                    FileHandle.standardError.write(Data("offstage: waiting for the daemon at \(socketPath) (\(error))\n".utf8))
+                    waitingReported = true
+                }
+            }
+            state.withLock { $0.attached = false }
+            Thread.sleep(forTimeInterval: delay)
+            delay = min(delay * 2, 1.0)
+        }
+    }
+
+    // MARK: Requests
+
+    /// One call on the request connection, reconnecting once if the daemon went away since the last call.
+    func request<Parameters: Encodable, Reply: Decodable>(
+        _ method: String, _ parameters: Parameters, as type: Reply.Type
+    ) throws -> Reply {
+        try requests.withLock { connection in
+            var lastError: (any Error)?
+            for _ in 0..<2 {
+                do {
+                    if connection == nil { connection = try VarlinkConnection(path: socketPath) }
+                    return try connection!.call(method, parameters, as: type, timeout: Self.requestTimeout)
+                } catch let error as VarlinkError {
+                    throw error
+                } catch {
+                    connection?.close()
+                    connection = nil
+                    lastError = error
+                }
+            }
+            throw lastError!
+        }
+    }
+
+    func callbackDone(_ id: UInt64) {
+        do {
+            _ = try request(AppInterface.Method.callbackDone, AppInterface.CallbackDoneParameters(id: id), as: EmptyReply.self)
+        } catch {
+            // The daemon sends the callback again after it restarts; the answer is given then.
+            FileHandle.standardError.write(Data("offstage: could not answer callback \(id): \(error)\n".utf8))
+        }
+    }
+
+    /// Whether this callback id is new (true) or a repeat after a reconnect (false).
+    func firstDelivery(of id: UInt64) -> Bool {
+        state.withLock { state in
+            if state.handled.contains(id) { return false }
+            state.handled.append(id)
+            if state.handled.count > 256 { state.handled.removeFirst(state.handled.count - 256) }
+            return true
+        }
+    }
+
+    func launchCompleted(state appState: String) {
+        state.withLock {
+            $0.launchCompleted = true
+            $0.appState = appState
+        }
+    }
+
+    func stateChanged(_ appState: String) {
+        state.withLock { $0.appState = appState }
+    }
+
+    // MARK: Background tasks
+
+    func beginBackgroundTask(name: String, expirationHandler: ExpirationHandler?) -> BackgroundTaskIdentifier {
+        do {
+            let reply = try request(
+                AppInterface.Method.beginBackgroundTask, AppInterface.BeginParameters(name: name),
+                as: AppInterface.BeginReply.self)
+            guard reply.id != 0 else { return .invalid }
+            state.withLock { state in
+                state.openTasks[reply.id] = name
+                if let expirationHandler { state.expirationHandlers[reply.id] = expirationHandler }
+            }
+            return BackgroundTaskIdentifier(rawValue: reply.id)
+        } catch {
+            FileHandle.standardError.write(Data("offstage: beginBackgroundTask failed: \(error)\n".utf8))
+            return .invalid
+        }
+    }
+
+    func endBackgroundTask(_ identifier: BackgroundTaskIdentifier) {
+        guard identifier != .invalid else { return }
+        state.withLock { state in
+            state.openTasks[identifier.rawValue] = nil
+            state.expirationHandlers[identifier.rawValue] = nil
+        }
+        do {
+            _ = try request(
+                AppInterface.Method.endBackgroundTask, AppInterface.EndParameters(id: identifier.rawValue),
+                as: AppInterface.EndReply.self)
+        } catch {
+            // Without the daemon the task is already forgotten locally; the reattach report leaves it out.
+            FileHandle.standardError.write(Data("offstage: endBackgroundTask failed: \(error)\n".utf8))
+        }
+    }
+
+    /// The handler of a task whose time is running out; each is given out once.
+    func takeExpirationHandler(_ identifier: BackgroundTaskIdentifier) -> ExpirationHandler? {
+        state.withLock { $0.expirationHandlers.removeValue(forKey: identifier.rawValue) }
+    }
+
+    func backgroundTimeRemaining() -> Double {
+        if let reply = try? request(
+            AppInterface.Method.backgroundTimeRemaining, NoParameters(), as: AppInterface.TimeRemainingReply.self)
+        {
+            return reply.seconds
+        }
+        let foreground = state.withLock { $0.appState == "active" || $0.appState == "inactive" }
+        return foreground ? .greatestFiniteMagnitude : 0
+    }
+
+    func isMultitaskingSupported() -> Bool {
+        if let reply = try? request(AppInterface.Method.getDevice, NoParameters(), as: AppInterface.DeviceReply.self) {
+            return reply.multitaskingSupported
+        }
+        return state.withLock { $0.app?.multitaskingSupported } ?? true
+    }
+}
