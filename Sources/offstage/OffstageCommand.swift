@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import OffstageProtocol
+
+/// `offstage`: act as the user of an Offstage device, change its settings, and inspect what it does.
+@main
+struct OffstageCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "offstage",
+        abstract: "Drive and inspect the Offstage background-execution daemon.",
+        discussion: """
+            The daemon socket is --socket, else $OFFSTAGE_SOCKET, else $XDG_RUNTIME_DIR/offstage/offstaged.sock, \
+            else /tmp/offstage-UID/offstaged.sock. Every verb prints plain text, or JSON with --json. \
+            Exit status: 0 success; 1 the daemon refused the request; 2 bad usage; 3 no such app; \
+            4 invalid bundle; 69 the daemon is unreachable.
+            """,
+        version: offstageVersion,
+        subcommands: [
+            Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
+            ForceQuit.self, Settings.self, Log.self, Status.self,
+        ]
+    )
+
+    /// Global options may come before the verb (`offstage --json apps`) as well as after it: they are moved
+    /// after the verb, where each verb's option group parses them.
+    static func main() {
+        SignalMask.unblockAll()
+        main(Self.movingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func movingGlobalOptions(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var rest = arguments[...]
+        while let first = rest.first {
+            if first == "--json" {
+                leading.append(first)
+                rest = rest.dropFirst()
+            } else if first == "--socket", rest.count >= 2 {
+                leading += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else if first.hasPrefix("--socket=") {
+                leading.append(first)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard let verb = rest.first, !verb.hasPrefix("-") else { return arguments }
+        return [verb] + leading + rest.dropFirst()
+    }
+}
+
+/// Options every verb takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON.")
+    var json = false
+}
+
+/// A verb that talks to the daemon.
+protocol DaemonCommand: ParsableCommand {
+    var globals: GlobalOptions { get }
+    func run(with client: ControlClient) throws
+}
+
+extension DaemonCommand {
+    func run() throws {
+        let client = ControlClient(socketPath: socketPath, json: globals.json)
+        do {
+            try run(with: client)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw client.fail(error)
+        }
+    }
+
+    var socketPath: String {
+        OffstageSocketPath.resolve(
+            explicit: globals.socket, environment: ProcessInfo.processInfo.environment, stateDirectory: nil)
+    }
+}

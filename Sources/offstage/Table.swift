@@ -1,0 +1,44 @@
+import Foundation
+import OffstageProtocol
+
+/// Plain-text layouts for people.
+enum Table {
+    static func apps(_ apps: [ControlInterface.App]) -> String {
+        guard !apps.isEmpty else { return "no apps installed" }
+        var rows = [["ID", "STATE", "PID", "TASKS", "REMAINING", "LAST EXIT"]]
+        for app in apps {
+            let remaining = app.backgroundTimeRemaining.map { String(format: "%.1f s", $0) } ?? "-"
+            var state = app.state
+            if app.terminating != nil { state += " (terminating)" }
+            if app.forceQuit { state += " (force-quit)" }
+            rows.append([
+                app.id, state, app.pid.map(String.init) ?? "-", String(app.backgroundTasks), remaining,
+                app.lastTermination ?? "-",
+            ])
+        }
+        return layout(rows)
+    }
+
+    static func settings(_ settings: [ControlInterface.Setting]) -> String {
+        layout(settings.map { [$0.name, $0.value ? "on" : "off", $0.summary] })
+    }
+
+    static func logLine(_ entry: ControlInterface.LogLine) -> String {
+        let date = Date(timeIntervalSince1970: entry.at)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss.SSS"
+        let app = entry.app.map { " " + $0 } ?? ""
+        return "\(formatter.string(from: date))\(app)  \(entry.kind): \(entry.message)"
+    }
+
+    static func layout(_ rows: [[String]]) -> String {
+        guard let columns = rows.map(\.count).max() else { return "" }
+        var widths = Array(repeating: 0, count: columns)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+            }.joined()
+        }.joined(separator: "\n")
+    }
+}
