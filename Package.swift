@@ -80,7 +80,7 @@ let package = Package(
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OffstageProtocol", "offstaged", "offstage"] + exampleApps.map { .target(name: $0) },
+            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage"] + exampleApps.map { .target(name: $0) },
             swiftSettings: strict
         ),
     ] + exampleApps.map { name in
