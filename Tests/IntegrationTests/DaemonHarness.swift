@@ -1,0 +1,271 @@
+import Foundation
+import OffstageDaemon
+import OffstageProtocol
+import Testing
+
+/// A real `offstaged` in a temporary folder, with the example apps as real bundles, driven through the real
+/// `offstage` CLI. It ends exactly the processes it started, by pid.
+final class DaemonHarness: @unchecked Sendable {
+    /// Where the built executables are (next to the test bundle).
+    static let products: URL = {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return executable.deletingLastPathComponent()
+    }()
+
+    /// Timings shortened by five, keeping the ratios of the defaults (30 s budget, 5 s warning, 1 s suspend…).
+    static let fastTimings: [String: JSONValue] = [
+        "backgroundTaskBudget": 6, "expirationWarning": 1, "suspendDelay": 0.2, "didEnterBackgroundTimeout": 1,
+        "willTerminateTimeout": 1, "callbackTimeout": 1, "terminationGrace": 0.4, "reattachTimeout": 4,
+    ]
+
+    let root: URL
+    let socket: String
+    let stateDirectory: String
+    private(set) var daemon: Process?
+    private var started: [Int32] = []
+
+    init(settings: [String: JSONValue] = DaemonHarness.fastTimings) throws {
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("offstage-it-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        socket = root.path + "/offstaged.sock"
+        stateDirectory = root.path + "/state"
+        let config = try JSONEncoder().encode(settings)
+        try config.write(to: root.appendingPathComponent("config.json"))
+    }
+
+    // MARK: Daemon
+
+    /// Starts the daemon and waits until it answers.
+    func start() throws {
+        let process = Process()
+        process.executableURL = Self.products.appendingPathComponent("offstaged")
+        process.arguments = [
+            "--state-dir", stateDirectory, "--socket", socket, "--config", root.path + "/config.json", "--log-level", "info",
+        ]
+        let log = FileHandle(forWritingAtPath: try touch("daemon.log"))!
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        daemon = process
+        do {
+            try waitUntil("the daemon answers", timeout: 20) { (try? self.cli(["status"]))?.status == 0 }
+        } catch {
+            let log = (try? String(contentsOfFile: root.path + "/daemon.log", encoding: .utf8)) ?? ""
+            throw HarnessError("\(error); daemon output:\n\(log)")
+        }
+    }
+
+    /// Stops the daemon gracefully (SIGTERM) and waits for it.
+    func stop() {
+        guard let daemon, daemon.isRunning else { return }
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        self.daemon = nil
+    }
+
+    /// `kill -9` of the daemon: its apps live on.
+    func crash() {
+        guard let daemon, daemon.isRunning else { return }
+        kill(daemon.processIdentifier, SIGKILL)
+        daemon.waitUntilExit()
+        self.daemon = nil
+    }
+
+    /// Ends everything this harness started, by pid, and removes the folder.
+    func tearDown() {
+        let pids = (try? apps().compactMap(\.pid)) ?? []
+        stop()
+        for pid in Set(pids + started) where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Remembers a process the test started by hand, so tear-down ends it.
+    func track(_ pid: Int32) { started.append(pid) }
+
+    // MARK: CLI
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the `offstage` CLI against this daemon.
+    @discardableResult
+    func cli(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = Self.products.appendingPathComponent("offstage")
+        process.arguments = ["--socket", socket] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Runs the CLI and requires success.
+    @discardableResult
+    func ok(_ arguments: String...) throws -> String {
+        let output = try cli(arguments)
+        guard output.status == 0 else {
+            throw HarnessError("offstage \(arguments.joined(separator: " ")) failed (\(output.status)): \(output.stderr)")
+        }
+        return output.stdout
+    }
+
+    func apps() throws -> [ControlInterface.App] {
+        try JSONDecoder().decode([ControlInterface.App].self, from: Data(try ok("--json", "apps").utf8))
+    }
+
+    func app(_ id: String) throws -> ControlInterface.App {
+        guard let app = try apps().first(where: { $0.id == id }) else { throw HarnessError("\(id) is not installed") }
+        return app
+    }
+
+    func log(_ id: String? = nil) throws -> [ControlInterface.LogLine] {
+        var arguments = ["--json", "log", "--limit", "5000"]
+        if let id { arguments += ["--app", id] }
+        return try JSONDecoder().decode([ControlInterface.LogLine].self, from: Data(try ok(arguments).utf8))
+    }
+
+    func ok(_ arguments: [String]) throws -> String {
+        let output = try cli(arguments)
+        guard output.status == 0 else {
+            throw HarnessError("offstage \(arguments.joined(separator: " ")) failed (\(output.status)): \(output.stderr)")
+        }
+        return output.stdout
+    }
+
+    /// The callbacks the daemon sent to `id`, in order, by wire name.
+    func callbacks(_ id: String, since: Double = 0) throws -> [String] {
+        try log(id).filter { $0.kind == "callback" && $0.at >= since }.map(\.message)
+    }
+
+    /// The time of the first log entry of `id` matching `predicate`.
+    func time(_ id: String, since: Double = 0, _ predicate: (ControlInterface.LogLine) -> Bool) throws -> Double? {
+        try log(id).first { $0.at >= since && predicate($0) }?.at
+    }
+
+    // MARK: Bundles
+
+    /// Builds a bundle folder for an example app with the given manifest keys (merged over the defaults).
+    func bundle(_ example: String, id: String, _ keys: [String: Any] = [:]) throws -> String {
+        let folder = root.appendingPathComponent("bundles/\(id)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var manifest: [String: Any] = ["CFBundleIdentifier": id, "CFBundleExecutable": example]
+        manifest.merge(keys) { _, new in new }
+        let data = try PropertyListSerialization.data(fromPropertyList: manifest, format: .xml, options: 0)
+        try data.write(to: folder.appendingPathComponent("Info.plist"))
+        let executable = folder.appendingPathComponent(example)
+        try? FileManager.default.removeItem(at: executable)
+        try FileManager.default.copyItem(at: Self.products.appendingPathComponent(example), to: executable)
+        return folder.path
+    }
+
+    /// Installs an example app as `id`.
+    func install(_ example: String, id: String, _ keys: [String: Any] = [:]) throws {
+        try ok("install", try bundle(example, id: id, keys))
+    }
+
+    /// The app's own output (stdout and stderr).
+    func output(_ id: String) -> String {
+        (try? String(contentsOfFile: stateDirectory + "/logs/\(id).log", encoding: .utf8)) ?? ""
+    }
+
+    // MARK: Waiting
+
+    /// Waits for a condition, checking every 20 ms; fails with `what` after `timeout` seconds.
+    func waitUntil(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(20_000)
+        }
+        throw HarnessError("timed out after \(timeout) s waiting until \(what)")
+    }
+
+    /// Waits until the app is in `state`.
+    func waitFor(_ id: String, _ state: String, timeout: Double = 10) throws {
+        try waitUntil("\(id) is \(state)", timeout: timeout) { try self.app(id).state == state }
+    }
+
+    private func touch(_ name: String) throws -> String {
+        let path = root.path + "/" + name
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        return path
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a started harness and always tears it down.
+func withDaemon(
+    settings: [String: JSONValue] = DaemonHarness.fastTimings, _ body: (DaemonHarness) throws -> Void
+) throws {
+    let harness = try DaemonHarness(settings: settings)
+    defer { harness.tearDown() }
+    try harness.start()
+    try body(harness)
+}
+
+/// What /proc says of a process: its state letter and CPU seconds.
+enum ProcessProbe {
+    static func stat(_ pid: Int32) -> (state: Character, cpu: Double)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(close, offsetBy: 2)...].split(separator: " ")
+        guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
+        return (fields[0].first!, (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK))))
+    }
+
+    /// CPU seconds the process and its threads used.
+    static func cpu(_ pid: Int32) -> Double { stat(pid)?.cpu ?? -1 }
+
+    /// Whether the process's cgroup says it is frozen (cgroup v2 `frozen 1`, or v1 FROZEN), or its state is `T`.
+    /// Mount points come from /proc/self/mountinfo.
+    static func isFrozen(_ pid: Int32) -> Bool {
+        let mounts = CgroupMounts.current()
+        func path(_ mount: CgroupMounts.Mount?, _ cgroup: String) -> String? {
+            guard let mount else { return nil }
+            let relative = mount.root == "/" ? cgroup : String(cgroup.dropFirst(mount.root.count))
+            return mount.mountPoint + relative
+        }
+        if let lines = try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8) {
+            for line in lines.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+                guard parts.count == 3, parts[2].contains("offstage.") else { continue }
+                if parts[0] == "0", let directory = path(mounts.unified, parts[2]),
+                    let events = try? String(contentsOfFile: directory + "/cgroup.events", encoding: .utf8),
+                    events.contains("frozen 1")
+                {
+                    return true
+                }
+                if parts[1] == "freezer", let directory = path(mounts.freezer, parts[2]),
+                    let state = try? String(contentsOfFile: directory + "/freezer.state", encoding: .utf8),
+                    state.hasPrefix("FROZEN")
+                {
+                    return true
+                }
+            }
+        }
+        return stat(pid)?.state == "T"
+    }
+
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let state = stat(pid)?.state else { return false }
+        return state != "Z"
+    }
+}
