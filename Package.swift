@@ -71,6 +71,7 @@ let package = Package(
         .target(name: "OffstageSimulator", dependencies: ["OffstageCore"], swiftSettings: strict),
 
         .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore", "OffstageSimulator"], swiftSettings: strict),
+        .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
         .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"], swiftSettings: strict),
         .testTarget(
             name: "OffstageDaemonTests",
