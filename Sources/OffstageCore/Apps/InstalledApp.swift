@@ -35,9 +35,20 @@ public struct AppDurableState: Hashable, Sendable, Codable {
     public var lastTermination: TerminationRecord?
     /// Crash-loop throttling (SPEC LC-9).
     public var crashLoop: CrashLoop = .init()
+    /// Scheduled work, usage history and budgets (SPEC SCH-10).
+    public var schedule: AppSchedule = .init()
 
     /// The initial state.
     public init() {}
+
+    // A state saved by an older version lacks newer keys: they keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        forceQuit = try container.decodeIfPresent(Bool.self, forKey: .forceQuit) ?? false
+        lastTermination = try container.decodeIfPresent(TerminationRecord.self, forKey: .lastTermination)
+        crashLoop = try container.decodeIfPresent(CrashLoop.self, forKey: .crashLoop) ?? .init()
+        schedule = try container.decodeIfPresent(AppSchedule.self, forKey: .schedule) ?? .init()
+    }
 }
 
 /// Counts consecutive abnormal exits of background launches and holds the next one back (SPEC LC-9).

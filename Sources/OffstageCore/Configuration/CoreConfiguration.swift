@@ -28,6 +28,34 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     public var crashLoopMaxDelay: Double = 300
     /// A background run this long without crashing resets the crash count. Default 600 s.
     public var crashLoopResetAfter: Double = 600
+    /// Runtime of an app refresh or a legacy fetch before its expiration handler runs (SPEC SCH-2, SCH-4).
+    /// Default 30 s.
+    public var refreshRuntime: Double = 30
+    /// Runtime of a processing task (SPEC SCH-2: minutes). Default 300 s.
+    public var processingRuntime: Double = 300
+    /// After a task's expiration handler runs, the app has this long to complete it before it is terminated
+    /// (SPEC SCH-3). Default 5 s.
+    public var taskExpirationGrace: Double = 5
+    /// Pending processing requests per app (SPEC SCH-2). Default 10.
+    public var maxProcessingRequests: Int = 10
+    /// On battery below this charge, in percent, background work waits for a charger (SPEC SCH-6). Default 20.
+    public var minimumBatteryLevel: Int = 20
+    /// Background runtime per app per day on battery (SPEC SCH-6). Default 1,800 s.
+    public var dailyBackgroundBudget: Double = 1_800
+    /// Locked this long, the device counts as idle (processing runs only then, SPEC SCH-2). Default 1,800 s.
+    public var idleDelay: Double = 1_800
+    /// What the legacy fetch's `minimum` interval means (SPEC SCH-4). Default 900 s.
+    public var minimumFetchInterval: Double = 900
+    /// Half-life of usage history, in days: older opens weigh less (SPEC SCH-5). Default 7.
+    public var usageHalfLifeDays: Double = 7
+    /// An earliest begin date may lie at most this far ahead (SPEC SCH-2 bad input). Default 604,800 s (7 days).
+    public var maximumEarliestBeginAhead: Double = 604_800
+    /// An earliest begin date this far in the past is refused as a mistake; a nearer past date means "now".
+    /// Default 86,400 s (a day).
+    public var maximumEarliestBeginPast: Double = 86_400
+    /// The device's offset from UTC in seconds, for hours of the day and daily budgets. The daemon reads it from
+    /// the system unless the configuration sets it. Default 0.
+    public var utcOffsetSeconds: Int = 0
 
     /// The defaults.
     public init() {}
@@ -37,6 +65,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case launchTimeout, didEnterBackgroundTimeout, willTerminateTimeout, callbackTimeout, suspendDelay
         case terminationGrace, reattachTimeout, backgroundTaskBudget, expirationWarning
         case crashLoopInitialDelay, crashLoopMaxDelay, crashLoopResetAfter
+        case refreshRuntime, processingRuntime, taskExpirationGrace, maxProcessingRequests, minimumBatteryLevel
+        case dailyBackgroundBudget, idleDelay, minimumFetchInterval, usageHalfLifeDays, maximumEarliestBeginAhead
+        case maximumEarliestBeginPast, utcOffsetSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,6 +93,26 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         crashLoopInitialDelay = try value(.crashLoopInitialDelay, defaults.crashLoopInitialDelay)
         crashLoopMaxDelay = try value(.crashLoopMaxDelay, defaults.crashLoopMaxDelay)
         crashLoopResetAfter = try value(.crashLoopResetAfter, defaults.crashLoopResetAfter)
+        refreshRuntime = try value(.refreshRuntime, defaults.refreshRuntime)
+        processingRuntime = try value(.processingRuntime, defaults.processingRuntime)
+        taskExpirationGrace = try value(.taskExpirationGrace, defaults.taskExpirationGrace)
+        dailyBackgroundBudget = try value(.dailyBackgroundBudget, defaults.dailyBackgroundBudget)
+        idleDelay = try value(.idleDelay, defaults.idleDelay)
+        minimumFetchInterval = try value(.minimumFetchInterval, defaults.minimumFetchInterval)
+        usageHalfLifeDays = try value(.usageHalfLifeDays, defaults.usageHalfLifeDays)
+        maximumEarliestBeginAhead = try value(.maximumEarliestBeginAhead, defaults.maximumEarliestBeginAhead)
+        maximumEarliestBeginPast = try value(.maximumEarliestBeginPast, defaults.maximumEarliestBeginPast)
+        func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
+            guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be between \(range.lowerBound) and \(range.upperBound)")
+            }
+            return value
+        }
+        maxProcessingRequests = try integer(.maxProcessingRequests, defaults.maxProcessingRequests, in: 0...10_000)
+        minimumBatteryLevel = try integer(.minimumBatteryLevel, defaults.minimumBatteryLevel, in: 0...100)
+        utcOffsetSeconds = try integer(.utcOffsetSeconds, defaults.utcOffsetSeconds, in: -50_400...50_400)
         if expirationWarning > backgroundTaskBudget {
             throw DecodingError.dataCorruptedError(
                 forKey: .expirationWarning, in: container,
@@ -80,4 +131,11 @@ extension CoreConfiguration {
     var reattach: Duration { .seconds(double: reattachTimeout) }
     var budget: Duration { .seconds(double: backgroundTaskBudget) }
     var warning: Duration { .seconds(double: expirationWarning) }
+    var taskGrace: Duration { .seconds(double: taskExpirationGrace) }
+    var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds) }
+
+    /// The runtime of a task of this kind.
+    func runtime(of kind: TaskKind) -> Duration {
+        .seconds(double: kind == .processing ? processingRuntime : refreshRuntime)
+    }
 }

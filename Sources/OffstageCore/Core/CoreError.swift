@@ -9,6 +9,14 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case alreadyRunning = "AlreadyRunning"
         case notAttached = "NotAttached"
         case invalidArgument = "InvalidArgument"
+        /// Background work cannot be scheduled now: refresh is off, low power mode (SPEC SCH-2).
+        case unavailable = "Unavailable"
+        /// Too many pending requests of that kind (SPEC SCH-2).
+        case tooManyPendingRequests = "TooManyPendingRequests"
+        /// The manifest does not declare the mode or the identifier (SPEC SCH-2, MAN-4).
+        case notPermitted = "NotPermitted"
+        /// No such pending or running task.
+        case noSuchTask = "NoSuchTask"
     }
 
     /// The code.

@@ -5,6 +5,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case install, uninstall, launch, launchFailed, attach, detach, state, callback, callbackDone
         case freeze, thaw, terminate, kill, exit, taskBegin, taskEnd, taskExpire, watchdog
         case settings, device, warning
+        /// Scheduled work: a request submitted or cancelled, a run started or completed, a device wake-up.
+        case schedule, taskRun, taskDone, wakeup
     }
 
     /// When it happened.

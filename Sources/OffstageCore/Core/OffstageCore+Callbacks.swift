@@ -29,6 +29,7 @@ extension OffstageCore {
         case .didEnterBackground: deadline = now + configuration.didEnterBackground
         case .willTerminate: deadline = process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: deadline = nil  // the budget's end bounds it
+        case .runTask, .performFetch, .taskExpiring: deadline = nil  // the run's runtime and grace bound it
         case .didBecomeActive:
             deadline = now + configuration.callback
             if process.phase == .inactive {
@@ -81,6 +82,7 @@ extension OffstageCore {
             let seconds = timeout(for: inFlight.kind).inSeconds
             return terminate(id, .callbackTimeout(callback: inFlight.kind.description, seconds: seconds), .signal, now)
         }
+        if settleRuns(id, now) { return }
         if let overrun = process.ledger.overrunDue, now >= overrun {
             let tasks = process.ledger.tasks
             let longest = tasks.map { (now - $0.begunAt).inSeconds }.max() ?? 0
@@ -126,6 +128,7 @@ extension OffstageCore {
         emit(.thaw(id, pid: pid))
         log(now, id, .thaw, "thawed")
         touched.insert(id)
+        schedulerDirty = true
     }
 
     func timeout(for kind: CallbackKind) -> Duration {
@@ -133,7 +136,7 @@ extension OffstageCore {
         case .didFinishLaunching: configuration.launch
         case .didEnterBackground: configuration.didEnterBackground
         case .willTerminate: configuration.willTerminate
-        case .backgroundTasksExpiring: .zero
+        case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive: configuration.callback
         }
     }

@@ -3,7 +3,7 @@
 extension OffstageCore {
     /// The earliest instant at which the core has something to do, or nil.
     public var nextDeadline: Instant? {
-        var earliest: Instant?
+        var earliest: Instant? = schedulerDeadline
         for entry in apps.values {
             guard let process = entry.process else { continue }
             for candidate in Self.deadlines(of: process) where earliest == nil || candidate < earliest! {
@@ -25,6 +25,7 @@ extension OffstageCore {
         if let at = process.ledger.expirationDue { result.append(at) }
         if let at = process.ledger.overrunDue { result.append(at) }
         if let at = process.suspendAt { result.append(at) }
+        for run in process.runs { result.append(run.deadline) }
         return result
     }
 

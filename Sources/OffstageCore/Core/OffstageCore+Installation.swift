@@ -11,8 +11,10 @@ extension OffstageCore {
     /// Installs an app or upgrades it in place. The shell has already copied the bundle and persisted it.
     /// An upgrade keeps the user's settings and the app's durable state; a running old version is ended.
     public mutating func install(_ app: InstalledApp, at now: Instant) -> (InstallOutcome, [CoreAction]) {
+        schedulerDirty = true
         guard var entry = apps[app.id], !entry.uninstalling else {
             apps[app.id] = AppEntry(app: app)
+            apps[app.id]?.durable.schedule.usage.start(at: now)
             log(now, app.id, .install, "installed from \(app.bundlePath)")
             emit(.saveApp(app.id))
             return (.installed, finish(now))
@@ -32,6 +34,7 @@ extension OffstageCore {
     public mutating func uninstall(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
         let entry = try entry(id)
         apps[id]?.uninstalling = true
+        schedulerDirty = true
         apps[id]?.pendingOpen = false
         if device.appBeforeLock == id { device.appBeforeLock = nil }
         if entry.process != nil {
@@ -54,6 +57,11 @@ extension OffstageCore {
         let old = device.settings
         device.settings = settings
         emit(.saveDevice)
+        schedulerDirty = true
+        for (name, value) in SettingsEditor.values(of: settings)
+        where SettingsEditor.values(of: old).first(where: { $0.0 == name })?.1 != value && name != "multitasking" {
+            log(now, nil, .settings, "\(name) \(value ? "on" : "off")")
+        }
         if old.multitaskingSupported != settings.multitaskingSupported {
             log(now, nil, .settings, "multitasking \(settings.multitaskingSupported ? "supported" : "not supported")")
         }
@@ -66,6 +74,7 @@ extension OffstageCore {
         guard entry.app.settings != settings else { return finish(now) }
         apps[id]?.app.settings = settings
         emit(.saveApp(id))
+        schedulerDirty = true
         log(now, id, .settings, "settings changed")
         return finish(now)
     }

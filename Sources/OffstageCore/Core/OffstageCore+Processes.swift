@@ -11,6 +11,7 @@ extension OffstageCore {
         process.queue = foreground ? [.didFinishLaunching(reason), .didBecomeActive] : [.didFinishLaunching(reason)]
         if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
         apps[id]?.process = process
+        schedulerDirty = true
         emit(.launch(id, LaunchPlan(launch: process.launch, reason: reason)))
         log(now, id, .state, foreground ? "launching (\(reason.rawValue))" : "launching into the background (\(reason.rawValue))",
             state: process.phase)
@@ -47,6 +48,7 @@ extension OffstageCore {
     }
 
     mutating func processGone(_ id: AppID, status: ExitStatus, _ now: Instant) {
+        cutOffRuns(id, status, now)
         guard var entry = apps[id], let process = entry.process else { return }
         let reason = process.termination?.reason
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
@@ -72,6 +74,7 @@ extension OffstageCore {
             return
         }
         emit(.saveApp(id))
+        schedulerDirty = true
         if entry.pendingOpen {
             apps[id]?.pendingOpen = false
             if device.foregroundApp == id { launch(id, .user, now) }

@@ -80,7 +80,7 @@ extension TerminationReason {
     /// Whether a watchdog (rather than the user or the system) ended the app.
     var isWatchdog: Bool {
         switch self {
-        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .didNotReattach: true
+        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .didNotReattach, .taskOverrun: true
         default: false
         }
     }

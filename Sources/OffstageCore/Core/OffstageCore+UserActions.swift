@@ -42,6 +42,8 @@ extension OffstageCore {
         device.interruption = nil
         if let current = device.foregroundApp { sendToBackground(current, now) }
         device.locked = true
+        device.lockedSince = now
+        schedulerDirty = true
         emit(.saveDevice)
         log(now, nil, .device, "locked")
         return finish(now)
@@ -51,6 +53,8 @@ extension OffstageCore {
     public mutating func unlock(at now: Instant) -> [CoreAction] {
         guard device.locked else { return finish(now) }
         device.locked = false
+        device.lockedSince = nil
+        schedulerDirty = true
         let previous = device.appBeforeLock
         device.appBeforeLock = nil
         emit(.saveDevice)
@@ -106,6 +110,7 @@ extension OffstageCore {
             emit(.saveApp(id))
         }
         apps[id]?.pendingOpen = false
+        schedulerDirty = true
         if entry.process != nil {
             terminate(id, .forceQuit, .immediate, now)
         } else {
@@ -136,6 +141,8 @@ extension OffstageCore {
         process.phase = .background
         process.ledger.enterBackground(at: now, budget: configuration.budget)
         apps[id]?.process = process
+        apps[id]?.durable.schedule.usage.recordLeft(at: now)
+        schedulerDirty = true
         log(now, id, .state, "background", state: .background)
         if wasActive { enqueue(id, .willResignActive) }
         enqueue(id, .didEnterBackground)
@@ -149,8 +156,12 @@ extension OffstageCore {
         if entry.durable.forceQuit || entry.durable.crashLoop.consecutiveCrashes > 0 {
             apps[id]?.durable.forceQuit = false
             apps[id]?.durable.crashLoop.reset()
-            emit(.saveApp(id))
         }
+        // The scheduler learns when the user opens each app (SPEC SCH-5).
+        let (clock, halfLife) = (configuration.localClock, configuration.usageHalfLifeDays)
+        apps[id]?.durable.schedule.usage.recordOpen(at: now, clock, halfLifeDays: halfLife)
+        emit(.saveApp(id))
+        schedulerDirty = true
         guard let process = entry.process else {
             launch(id, .user, now)
             return

@@ -20,15 +20,29 @@ public struct OffstageCore: Sendable {
     /// Apps touched by the current input; settled before the actions are handed back.
     var touched: Set<AppID> = []
 
+    /// Decides when runnable background work runs (SPEC SCH-5).
+    public internal(set) var policy: any SchedulingPolicy
+    /// The policy's last plan for each request it did not run, for `explain` (SPEC SCH-8).
+    public internal(set) var plan: [TaskKey: PlannedRun] = [:]
+    /// Something the scheduler depends on changed: it decides again before the current input's actions go out.
+    var schedulerDirty = false
+    /// When the scheduler must decide again if nothing changes (a plan comes due or a time-based hold lifts).
+    var schedulerDeadline: Instant?
+
     /// Creates a core.
     /// - Parameters:
     ///   - configuration: the numbers.
     ///   - device: the device state to start from (restored by the daemon after a restart).
     ///   - numberSeed: the first number to hand out for callbacks, tasks and launches.
-    public init(configuration: CoreConfiguration = .init(), device: DeviceState = .init(), numberSeed: UInt64 = 1) {
+    ///   - policy: decides when background work runs; Offstage's own ``AdaptivePolicy`` by default.
+    public init(
+        configuration: CoreConfiguration = .init(), device: DeviceState = .init(), numberSeed: UInt64 = 1,
+        policy: any SchedulingPolicy = AdaptivePolicy()
+    ) {
         self.configuration = configuration
         self.device = device
         self.nextNumber = max(1, numberSeed)
+        self.policy = policy
     }
 
     // MARK: Queries
@@ -71,9 +85,17 @@ public struct OffstageCore: Sendable {
 
     // MARK: Restoring after a restart
 
-    /// Adds an installed app read back from the store, without producing actions.
+    /// Adds an installed app read back from the store, without producing actions. Runs that had started when it was
+    /// saved were cut off by the restart: their requests are pending again (SPEC SCH-10).
     public mutating func restore(_ app: InstalledApp, durable: AppDurableState) {
+        var durable = durable
+        for (identifier, request) in durable.schedule.started where durable.schedule.requests[identifier] == nil {
+            if request.kind != .fetch { durable.schedule.requests[identifier] = request }
+        }
+        durable.schedule.started = [:]
+        durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
+        schedulerDirty = true
     }
 
     // MARK: Helpers shared by the extensions
@@ -91,10 +113,18 @@ public struct OffstageCore: Sendable {
         emit(.log(LogEntry(at: now, app: app, kind: kind, message: message, state: state)))
     }
 
-    /// Settles every touched app and hands back the actions of the current input.
+    /// Settles every touched app, lets the scheduler decide if anything it depends on changed, and hands back the
+    /// actions of the current input.
     mutating func finish(_ now: Instant) -> [CoreAction] {
-        while let id = touched.popFirst() {
-            settle(id, now)
+        // Starting runs touches apps, and settling them (a freeze) can change what the scheduler sees: a few
+        // rounds reach a fixed point; the bound only guards against a bug turning into a hang.
+        for _ in 0..<4 {
+            while let id = touched.popFirst() {
+                settle(id, now)
+            }
+            let due = schedulerDeadline.map { $0 <= now } ?? false
+            guard schedulerDirty || due else { break }
+            runScheduler(now)
         }
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox

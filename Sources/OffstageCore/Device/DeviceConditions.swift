@@ -24,3 +24,28 @@ public struct MachineReading: Hashable, Sendable, Codable {
         self.network = network
     }
 }
+
+/// The conditions the scheduler obeys, as they stand: each an override if one is set, else the machine's reading,
+/// else a default (a machine without a battery is on mains power at 100 %; a machine that cannot tell its network
+/// is taken to be on an unmetered one).
+public struct DeviceConditions: Hashable, Sendable, Codable {
+    /// Battery charge in percent.
+    public var batteryLevel: Int
+    /// External power connected.
+    public var charging: Bool
+    /// The network kind.
+    public var network: NetworkKind
+    /// Not in use: locked for the idle delay, or set so by hand.
+    public var idle: Bool
+    /// Low power mode.
+    public var lowPowerMode: Bool
+
+    /// Creates conditions.
+    public init(batteryLevel: Int, charging: Bool, network: NetworkKind, idle: Bool, lowPowerMode: Bool) {
+        self.batteryLevel = batteryLevel
+        self.charging = charging
+        self.network = network
+        self.idle = idle
+        self.lowPowerMode = lowPowerMode
+    }
+}

@@ -2,9 +2,24 @@
 public struct DeviceSettings: Hashable, Sendable, Codable {
     /// When false every app behaves as if it declared `UIApplicationExitsOnSuspend` (SPEC LC-7).
     public var multitaskingSupported: Bool = true
+    /// Background app refresh for the whole device (SPEC SET-1, SCH-2).
+    public var backgroundRefresh: Bool = true
+    /// Low power mode: no background refresh or processing (SPEC SCH-2, SCH-6).
+    public var lowPowerMode: Bool = false
+    /// Data saver: apps not exempt use no background data on metered networks (SPEC SET-1, SET-2).
+    public var dataSaver: Bool = false
 
     /// The defaults.
     public init() {}
+
+    // Settings saved by an older version lack newer keys: they keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        multitaskingSupported = try container.decodeIfPresent(Bool.self, forKey: .multitaskingSupported) ?? true
+        backgroundRefresh = try container.decodeIfPresent(Bool.self, forKey: .backgroundRefresh) ?? true
+        lowPowerMode = try container.decodeIfPresent(Bool.self, forKey: .lowPowerMode) ?? false
+        dataSaver = try container.decodeIfPresent(Bool.self, forKey: .dataSaver) ?? false
+    }
 }
 
 /// Settings the user chooses per app (SPEC SET-2). Kept across upgrades (SPEC MAN-3).

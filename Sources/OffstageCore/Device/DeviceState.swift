@@ -10,6 +10,12 @@ public struct DeviceState: Hashable, Sendable, Codable {
     public var interruption: Interruption?
     /// Device-wide settings.
     public var settings: DeviceSettings = .init()
+    /// Since when the screen is locked (device idle is derived from it).
+    public var lockedSince: Instant?
+    /// Power and network as the machine reports them.
+    public var machine: MachineReading = .init()
+    /// Conditions set by hand (`offstage device`), which win over the machine's readings.
+    public var overrides: ConditionOverrides = .init()
 
     /// An interruption in progress.
     public struct Interruption: Hashable, Sendable, Codable {
@@ -19,4 +25,37 @@ public struct DeviceState: Hashable, Sendable, Codable {
 
     /// The initial state: unlocked, at the home screen.
     public init() {}
+
+    // A state saved by an older version lacks newer keys: they keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        foregroundApp = try container.decodeIfPresent(AppID.self, forKey: .foregroundApp)
+        locked = try container.decodeIfPresent(Bool.self, forKey: .locked) ?? false
+        appBeforeLock = try container.decodeIfPresent(AppID.self, forKey: .appBeforeLock)
+        interruption = try container.decodeIfPresent(Interruption.self, forKey: .interruption)
+        settings = try container.decodeIfPresent(DeviceSettings.self, forKey: .settings) ?? .init()
+        lockedSince = try container.decodeIfPresent(Instant.self, forKey: .lockedSince)
+        machine = try container.decodeIfPresent(MachineReading.self, forKey: .machine) ?? .init()
+        overrides = try container.decodeIfPresent(ConditionOverrides.self, forKey: .overrides) ?? .init()
+    }
+}
+
+/// Device conditions set by hand for testing (`offstage device`); nil leaves the machine's reading in charge.
+public struct ConditionOverrides: Hashable, Sendable, Codable {
+    /// Battery charge in percent.
+    public var batteryLevel: Int?
+    /// External power connected.
+    public var charging: Bool?
+    /// The network kind.
+    public var network: NetworkKind?
+    /// The device is idle (not in use); by default it is idle once locked for the configured idle delay.
+    public var idle: Bool?
+
+    /// No overrides.
+    public init(batteryLevel: Int? = nil, charging: Bool? = nil, network: NetworkKind? = nil, idle: Bool? = nil) {
+        self.batteryLevel = batteryLevel
+        self.charging = charging
+        self.network = network
+        self.idle = idle
+    }
 }

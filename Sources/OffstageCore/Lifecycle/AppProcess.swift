@@ -24,6 +24,8 @@ public struct AppProcess: Hashable, Sendable {
     public var queue: [CallbackKind] = []
     /// Open background tasks and their budget.
     public var ledger: BackgroundTaskLedger
+    /// Scheduled tasks the app is running (SPEC SCH-3).
+    public var runs: [TaskRun] = []
     /// When the app will be suspended if it stays idle in the background (SPEC LC-4).
     public var suspendAt: Instant?
     /// Termination in progress.
@@ -43,7 +45,7 @@ public struct AppProcess: Hashable, Sendable {
 
     /// Whether something keeps the app running in the background (SPEC LC-4, BT-2).
     public var isBusy: Bool {
-        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks
+        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks || !runs.isEmpty
     }
 }
 

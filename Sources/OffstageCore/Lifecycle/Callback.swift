@@ -34,6 +34,12 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case willTerminate
     /// The expiration handlers of these background tasks are due (SPEC BT-4).
     case backgroundTasksExpiring([BackgroundTaskID])
+    /// Run the launch handler registered for a scheduled task (SPEC SCH-3).
+    case runTask(run: UInt64, identifier: String, kind: TaskKind)
+    /// The legacy `application(_:performFetchWithCompletionHandler:)` (SPEC SCH-4).
+    case performFetch(run: UInt64)
+    /// The expiration handler of a running scheduled task (SPEC SCH-3).
+    case taskExpiring(run: UInt64)
 
     /// The callback's wire name.
     public var name: String {
@@ -45,6 +51,9 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .didEnterBackground: "didEnterBackground"
         case .willTerminate: "willTerminate"
         case .backgroundTasksExpiring: "backgroundTasksExpiring"
+        case .runTask: "runTask"
+        case .performFetch: "performFetch"
+        case .taskExpiring: "taskExpiring"
         }
     }
 

@@ -47,6 +47,8 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     case didNotReattach(seconds: Double)
     /// The app could not be frozen; an app that cannot be suspended is not left running in the background.
     case freezeFailed(String)
+    /// A scheduled task was not completed within its runtime and the grace period after its expiration (SPEC SCH-3).
+    case taskOverrun(identifier: String, seconds: Double)
 
     public var description: String {
         switch self {
@@ -64,6 +66,8 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
                 + "still open after \(format(seconds)) s"
         case .didNotReattach(let seconds): "did not reattach within \(format(seconds)) s of a daemon restart"
         case .freezeFailed(let why): "could not be suspended: \(why)"
+        case .taskOverrun(let identifier, let seconds):
+            "watchdog: task '\(identifier)' not completed within \(format(seconds)) s (runtime and grace after expiration)"
         }
     }
 }

@@ -23,6 +23,11 @@ public enum SettingsEditor {
     public static let deviceKeys: [DeviceKey] = [
         DeviceKey(name: "multitasking", summary: "multitasking supported; off makes every app exit on suspend",
                   keyPath: \.multitaskingSupported),
+        DeviceKey(name: "background-refresh", summary: "background app refresh for the whole device",
+                  keyPath: \.backgroundRefresh),
+        DeviceKey(name: "low-power", summary: "low power mode: no background refresh or processing", keyPath: \.lowPowerMode),
+        DeviceKey(name: "data-saver", summary: "no background data on metered networks unless an app is exempt",
+                  keyPath: \.dataSaver),
     ]
 
     /// Every per-app setting.

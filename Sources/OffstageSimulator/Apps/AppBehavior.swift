@@ -28,6 +28,8 @@ public struct AppBehavior: Sendable {
     public var ignoresSIGTERM: Bool = false
     /// From spawn to the SDK attaching its callback stream.
     public var attachDelay: Duration = .milliseconds(10)
+    /// What the app does with scheduled work.
+    public var tasks: TaskBehavior = .init()
 
     /// An app that does nothing special.
     public init() {}

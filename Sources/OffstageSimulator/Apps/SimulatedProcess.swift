@@ -20,10 +20,13 @@ enum ProcessEvent: Sendable {
     case callbackReturns(pid: Int32, Callback)
     case endTask(pid: Int32, name: String)
     case exit(pid: Int32, ExitStatus)
+    case completeRun(pid: Int32, run: UInt64, result: TaskResult)
 
     var pid: Int32 {
         switch self {
-        case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _): pid
+        case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _),
+            .completeRun(let pid, _, _):
+            pid
         }
     }
 }
@@ -85,7 +88,9 @@ extension Simulation {
         var duration = behavior.handlerDuration
         var hangs = false
         switch callback.kind {
-        case .didFinishLaunching: processes[pid]?.state = .background
+        case .didFinishLaunching:
+            processes[pid]?.state = .background
+            launchFinished(pid, app: id)
         case .didBecomeActive: processes[pid]?.state = .active
         case .willResignActive: processes[pid]?.state = .inactive
         case .didEnterBackground: processes[pid]?.state = .background
@@ -94,6 +99,8 @@ extension Simulation {
         case .backgroundTasksExpiring(let ids) where behavior.endsTasksOnExpiration:
             for task in ids { if let taskName = processes[pid]?.openTasks[task] { endTask(pid, taskName) } }
         case .backgroundTasksExpiring: break
+        case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
+        case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
         }
         if case .willEnterForeground = callback.kind, behavior.endsTasksOnWillEnterForeground {
             for taskName in processes[pid]?.openTasks.values.sorted() ?? [] { endTask(pid, taskName) }
@@ -148,6 +155,8 @@ extension Simulation {
             endTask(pid, name)
         case .exit(let pid, let status):
             exitNow(pid, status)
+        case .completeRun(let pid, let run, let result):
+            completeRun(run, result, pid: pid, app: process.app)
         }
     }
 

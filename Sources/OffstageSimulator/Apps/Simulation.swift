@@ -21,10 +21,19 @@ public struct Simulation: Sendable {
     var processes: [Int32: SimulatedProcess] = [:]
     var queue = EventQueue<ProcessEvent>()
     var nextPid: Int32 = 1000
+    /// Which scripted task result each app returns next.
+    var resultCursor: [AppID: Int] = [:]
 
     /// Creates a simulation.
-    public init(configuration: CoreConfiguration = .init(), clock: VirtualClock = .init()) {
-        self.core = OffstageCore(configuration: configuration)
+    /// - Parameters:
+    ///   - configuration: the core's settings.
+    ///   - clock: where virtual time starts.
+    ///   - policy: the scheduling policy under test (Offstage's own by default).
+    public init(
+        configuration: CoreConfiguration = .init(), clock: VirtualClock = .init(),
+        policy: any SchedulingPolicy = AdaptivePolicy()
+    ) {
+        self.core = OffstageCore(configuration: configuration, policy: policy)
         self.clock = clock
     }
 
@@ -38,6 +47,20 @@ public struct Simulation: Sendable {
         behaviors[manifest.id] = behavior
         let app = InstalledApp(manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: now)
         perform(core.install(app, at: now).1)
+    }
+
+    /// Installs an app that already has pending requests, as if it had run before: the same path a restarted
+    /// daemon takes when it reads apps back from its store (SPEC SCH-10).
+    public mutating func install(
+        _ manifest: Manifest, behavior: AppBehavior = .init(), settings: AppSettings = .init(),
+        pending: [TaskBehavior.Submission]
+    ) {
+        behaviors[manifest.id] = behavior
+        let app = InstalledApp(manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: now, settings: settings)
+        var durable = AppDurableState()
+        for submission in pending { durable.schedule.requests[submission.identifier] = submission.request(at: now) }
+        core.restore(app, durable: durable)
+        perform(core.advance(to: now))
     }
 
     /// Changes an installed app's behaviour (takes effect for callbacks from now on).

@@ -14,6 +14,7 @@ public struct TraceRecord: Hashable, Sendable {
         case taskBegan(String, BackgroundTaskID)
         case taskEnded(String)
         case exited(ExitStatus)
+        case taskCompleted(String, TaskResult)
     }
 
     /// When.

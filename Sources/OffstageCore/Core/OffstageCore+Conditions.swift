@@ -1,0 +1,37 @@
+/// Inputs about the device's power and network (SPEC SET-1): readings from the machine, and overrides by hand.
+extension OffstageCore {
+    /// The machine's power or network changed (the shell reads them; the core only records and reacts).
+    public mutating func machineReadingChanged(_ reading: MachineReading, at now: Instant) -> [CoreAction] {
+        guard reading != device.machine else { return finish(now) }
+        let before = conditions(at: now)
+        device.machine = reading
+        emit(.saveDevice)
+        logConditionChanges(from: before, now, source: "machine")
+        schedulerDirty = true
+        return finish(now)
+    }
+
+    /// Sets conditions by hand (`offstage device`); a nil field returns that condition to the machine's reading.
+    public mutating func setConditionOverrides(_ overrides: ConditionOverrides, at now: Instant) throws(CoreError) -> [CoreAction] {
+        if let level = overrides.batteryLevel, !(0...100).contains(level) {
+            throw CoreError(.invalidArgument, "battery level \(level) is not a percentage", fix: "give a number from 0 to 100")
+        }
+        guard overrides != device.overrides else { return finish(now) }
+        let before = conditions(at: now)
+        device.overrides = overrides
+        emit(.saveDevice)
+        logConditionChanges(from: before, now, source: "set by hand")
+        schedulerDirty = true
+        return finish(now)
+    }
+
+    mutating func logConditionChanges(from before: DeviceConditions, _ now: Instant, source: String) {
+        let after = conditions(at: now)
+        var changes: [String] = []
+        if before.batteryLevel != after.batteryLevel { changes.append("battery \(after.batteryLevel) %") }
+        if before.charging != after.charging { changes.append(after.charging ? "charging" : "on battery") }
+        if before.network != after.network { changes.append("network \(after.network.rawValue)") }
+        if before.idle != after.idle { changes.append(after.idle ? "idle" : "not idle") }
+        if !changes.isEmpty { log(now, nil, .device, "\(changes.joined(separator: ", ")) (\(source))") }
+    }
+}

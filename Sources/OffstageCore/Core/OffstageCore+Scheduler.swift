@@ -1,0 +1,157 @@
+/// The scheduler (SPEC SCH-5..8): controllers decide what may run, the policy decides what does, and one deadline
+/// says when to look again. It runs inside `finish` whenever something it depends on changed.
+extension OffstageCore {
+    /// The conditions as they stand at `now` (overrides, else the machine, else defaults).
+    public func conditions(at now: Instant) -> DeviceConditions {
+        let machine = device.machine
+        let overrides = device.overrides
+        let idleByLock = device.locked && (device.lockedSince.map { (now - $0).inSeconds >= configuration.idleDelay } ?? false)
+        return DeviceConditions(
+            batteryLevel: overrides.batteryLevel ?? machine.batteryLevel ?? 100,
+            charging: overrides.charging ?? machine.charging ?? (machine.batteryLevel == nil),
+            network: overrides.network ?? machine.network ?? .unmetered,
+            idle: overrides.idle ?? idleByLock,
+            lowPowerMode: device.settings.lowPowerMode)
+    }
+
+    /// Whether the device is awake anyway: the screen is on, or scheduled work is already running.
+    var isAwake: Bool {
+        !device.locked || apps.values.contains { entry in entry.process.map { !$0.frozen && !$0.runs.isEmpty } ?? false }
+    }
+
+    /// The app's pending requests, with its legacy fetch as one more when the manifest declares `fetch`.
+    func pendingRequests(of entry: AppEntry) -> [TaskRequest] {
+        var requests = entry.durable.schedule.requests.values.sorted { $0.identifier < $1.identifier }
+        if entry.app.manifest.declares(.fetch) {
+            requests.append(
+                TaskRequest(identifier: TaskRequest.fetchIdentifier, kind: .fetch, submittedAt: entry.app.installedAt))
+        }
+        return requests
+    }
+
+    /// Every condition that holds `request` back at `now`; empty when it may run (SPEC SCH-6).
+    func holds(on request: TaskRequest, of entry: AppEntry, _ conditions: DeviceConditions, now: Instant) -> [Hold] {
+        var holds: [Hold] = []
+        let settings = entry.app.settings
+        let schedule = entry.durable.schedule
+        if !device.settings.backgroundRefresh { holds.append(.refreshOffGlobally) }
+        if !settings.backgroundRefresh { holds.append(.refreshOffForApp) }
+        if !settings.backgroundActivity { holds.append(.backgroundActivityOff) }
+        if conditions.lowPowerMode { holds.append(.lowPowerMode) }
+        if entry.durable.forceQuit { holds.append(.forceQuit) }
+        if let process = entry.process {
+            if process.phase.isForeground { holds.append(.inForeground) }
+            if process.termination != nil { holds.append(.terminating) }
+        }
+        if let until = entry.durable.crashLoop.notBefore, until > now { holds.append(.crashLoop(until: until)) }
+        if let earliest = request.earliestBegin, earliest > now { holds.append(.earliestBegin(earliest)) }
+        if request.kind == .fetch {
+            switch schedule.fetchInterval {
+            case .never: holds.append(.fetchIntervalNever)
+            case .minimum, .seconds:
+                let seconds = fetchSeconds(schedule.fetchInterval)
+                if let last = schedule.lastFetchAt, last + .seconds(double: seconds) > now {
+                    holds.append(.fetchInterval(next: last + .seconds(double: seconds)))
+                }
+            }
+        }
+        if request.requiresNetwork {
+            switch conditions.network {
+            case .none: holds.append(.noNetwork)
+            case .metered:
+                if !settings.backgroundData { holds.append(.backgroundDataRestricted) }
+                if device.settings.dataSaver && !settings.unrestrictedData { holds.append(.dataSaver) }
+            case .unmetered: break
+            }
+        }
+        if request.requiresExternalPower && !conditions.charging { holds.append(.externalPower) }
+        if request.kind == .processing && !conditions.idle { holds.append(.deviceNotIdle) }
+        if !conditions.charging && conditions.batteryLevel < configuration.minimumBatteryLevel {
+            holds.append(.batteryLow(level: conditions.batteryLevel, minimum: configuration.minimumBatteryLevel))
+        }
+        if !conditions.charging {
+            let clock = configuration.localClock
+            let today = clock.day(now)
+            let used = schedule.budget.used(on: today)
+            if used >= configuration.dailyBackgroundBudget {
+                holds.append(.dailyBudget(used: used, budget: configuration.dailyBackgroundBudget, resetsAt: clock.startOfDay(today + 1)))
+            }
+        }
+        return holds
+    }
+
+    /// The fetch interval in seconds (`minimum` is the configured minimum; an interval is never shorter than it).
+    func fetchSeconds(_ interval: FetchInterval) -> Double {
+        switch interval {
+        case .never: .infinity
+        case .minimum: configuration.minimumFetchInterval
+        case .seconds(let seconds): max(seconds, configuration.minimumFetchInterval)
+        }
+    }
+
+    /// Decides: collects runnable requests, asks the policy, starts what it chose, and arms the next check.
+    mutating func runScheduler(_ now: Instant) {
+        schedulerDirty = false
+        let conditions = conditions(at: now)
+        var candidates: [SchedulingContext.Candidate] = []
+        var nextLift: Instant?
+        func consider(_ instant: Instant?) {
+            if let instant, instant > now, nextLift == nil || instant < nextLift! { nextLift = instant }
+        }
+        var processingPending = false
+        for id in apps.keys.sorted() {
+            guard let entry = apps[id], !entry.uninstalling else { continue }
+            let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
+            expireRunsThatLostTheirConditions(id, conditions, now)
+            for request in pendingRequests(of: entry) where !running.contains(request.identifier) {
+                if request.kind == .processing { processingPending = true }
+                let holds = holds(on: request, of: entry, conditions, now: now)
+                guard holds.isEmpty else {
+                    for hold in holds { consider(hold.liftsAt) }
+                    continue
+                }
+                candidates.append(.init(
+                    key: TaskKey(app: id, identifier: request.identifier), request: request,
+                    usage: entry.durable.schedule.usage, results: entry.durable.schedule.results,
+                    installedAt: entry.app.installedAt))
+            }
+        }
+        // Locked long enough, the device becomes idle by itself: processing may start then.
+        if processingPending, device.locked, device.overrides.idle == nil, !conditions.idle, let since = device.lockedSince {
+            consider(since + .seconds(double: configuration.idleDelay))
+        }
+        let awake = isAwake
+        let context = SchedulingContext(
+            now: now, awake: awake, locked: device.locked, lockedSince: device.lockedSince,
+            charging: conditions.charging, clock: configuration.localClock,
+            usageHalfLifeDays: configuration.usageHalfLifeDays, candidates: candidates)
+        let decision = policy.decide(context)
+        plan = decision.planned
+        let chosen = decision.run.sorted()
+        if !chosen.isEmpty && !awake {
+            log(now, nil, .wakeup, "device woke for \(chosen.count) task(s): \(chosen.map(\.description).joined(separator: ", "))")
+        }
+        for key in chosen {
+            guard let candidate = candidates.first(where: { $0.key == key }) else { continue }
+            startRun(key.app, candidate.request, forced: false, now)
+        }
+        consider(decision.nextCheck)
+        if let check = decision.nextCheck, check <= now, chosen.isEmpty {
+            // A policy that asks to be asked again now without running anything would spin: look again in a second.
+            consider(now + .seconds(1))
+        }
+        schedulerDeadline = nextLift
+    }
+
+    /// A processing task runs only while its conditions hold: when the user picks the device up or unplugs it, its
+    /// expiration handler is called at once (as on iOS). Forced runs are exempt.
+    mutating func expireRunsThatLostTheirConditions(_ id: AppID, _ conditions: DeviceConditions, _ now: Instant) {
+        guard let entry = apps[id], let process = entry.process else { return }
+        for run in process.runs where run.request.kind == .processing && !run.forced && !run.expirationSent {
+            let lost = holds(on: run.request, of: entry, conditions, now: now).filter {
+                [.deviceNotIdle, .externalPower, .noNetwork, .backgroundDataRestricted, .dataSaver, .lowPowerMode].contains($0)
+            }
+            if let first = lost.first { expireRun(id, run: run.id, because: "\(first)", now) }
+        }
+    }
+}

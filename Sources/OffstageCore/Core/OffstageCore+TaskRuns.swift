@@ -1,0 +1,114 @@
+/// Running scheduled work (SPEC SCH-3, SCH-4): the app is resumed or launched into the background, its handler is
+/// called, its runtime is bounded by an expiration and a grace period, and its result teaches the policy.
+extension OffstageCore {
+    /// Starts a run of `request`: launches the app into the background, thaws it, or sends the handler to it.
+    mutating func startRun(_ id: AppID, _ request: TaskRequest, forced: Bool, _ now: Instant) {
+        guard var entry = apps[id], !entry.uninstalling else { return }
+        let run = TaskRun(
+            id: takeNumber(), request: request, startedAt: now, expiresAt: now + configuration.runtime(of: request.kind),
+            forced: forced, onBattery: !conditions(at: now).charging)
+        if request.kind == .fetch {
+            entry.durable.schedule.lastFetchAt = now
+        } else {
+            entry.durable.schedule.requests[request.identifier] = nil
+        }
+        entry.durable.schedule.started[request.identifier] = request
+        entry.durable.schedule.results.lastRunAt = now
+        apps[id] = entry
+        emit(.saveApp(id))
+        let how: String
+        if entry.process == nil {
+            launch(id, request.kind.launchReason, now)
+            how = "launched into the background"
+        } else if entry.process?.frozen == true {
+            resume(id, now)
+            let budget = configuration.budget
+            apps[id]?.process?.ledger.enterBackground(at: now, budget: budget)
+            how = "resumed"
+        } else {
+            how = "running"
+        }
+        apps[id]?.process?.runs.append(run)
+        enqueue(id, request.kind == .fetch ? .performFetch(run: run.id) : .runTask(run: run.id, identifier: request.identifier, kind: request.kind))
+        let label = request.kind == .fetch ? "background fetch" : "\(request.kind.rawValue) task '\(request.identifier)'"
+        log(now, id, .taskRun, "\(label) started (\(how))\(forced ? " — forced" : "")")
+        touched.insert(id)
+    }
+
+    /// The app completed a run (`setTaskCompleted`, or the fetch completion handler). `pid` comes from the caller's
+    /// connection. Completing an unknown or finished run is harmless and logged.
+    public mutating func completeTask(
+        _ id: AppID, pid: Int32, run runID: UInt64, result: TaskResult, at now: Instant
+    ) throws(CoreError) -> [CoreAction] {
+        _ = try runningProcess(id, pid: pid)
+        guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
+            let run = apps[id]?.process?.runs.remove(at: index)
+        else {
+            log(now, id, .warning, "completion of unknown or finished task run \(runID) ignored")
+            return finish(now)
+        }
+        endRun(id, run, result, now)
+        return finish(now)
+    }
+
+    /// Records the end of a run: result, budget, and the request's return to pending if the run was cut off.
+    mutating func endRun(_ id: AppID, _ run: TaskRun, _ result: TaskResult, _ now: Instant, cutOff: String? = nil) {
+        guard var schedule = apps[id]?.durable.schedule else { return }
+        let seconds = (now - run.startedAt).inSeconds
+        schedule.results.record(result, at: now)
+        if run.onBattery { schedule.budget.spend(seconds, on: configuration.localClock.day(now)) }
+        if schedule.started[run.request.identifier] == run.request { schedule.started[run.request.identifier] = nil }
+        let identifier = run.request.identifier
+        if cutOff != nil, run.request.kind != .fetch, schedule.requests[identifier] == nil {
+            // The app never got to finish or resubmit: the request stays pending rather than being lost.
+            schedule.requests[identifier] = run.request
+        }
+        apps[id]?.durable.schedule = schedule
+        emit(.saveApp(id))
+        let label = run.request.kind == .fetch ? "background fetch" : "task '\(identifier)'"
+        if let cutOff {
+            log(now, id, .taskDone, "\(label) cut off after \(format(seconds)) s: \(cutOff)")
+        } else {
+            log(now, id, .taskDone, "\(label) completed after \(format(seconds)) s: \(result.rawValue)")
+        }
+        schedulerDirty = true
+        touched.insert(id)
+    }
+
+    /// Calls a run's expiration handler now; the app must complete it within the grace period.
+    mutating func expireRun(_ id: AppID, run runID: UInt64, because why: String, _ now: Instant) {
+        guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
+            let run = apps[id]?.process?.runs[index], !run.expirationSent
+        else { return }
+        let killAt = now + configuration.taskGrace
+        apps[id]?.process?.runs[index].expirationSent = true
+        apps[id]?.process?.runs[index].killAt = killAt
+        enqueue(id, .taskExpiring(run: runID))
+        let label = run.request.kind == .fetch ? "background fetch" : "task '\(run.request.identifier)'"
+        log(now, id, .taskExpire, "\(label): expiration handler due (\(why))")
+    }
+
+    /// Brings an app's runs up to date: expirations due, and overruns past their grace period.
+    /// Returns true when the app was terminated.
+    mutating func settleRuns(_ id: AppID, _ now: Instant) -> Bool {
+        guard let runs = apps[id]?.process?.runs else { return false }
+        for run in runs {
+            if let killAt = run.killAt, now >= killAt {
+                let seconds = (now - run.startedAt).inSeconds
+                terminate(id, .taskOverrun(identifier: run.request.identifier, seconds: seconds), .signal, now)
+                return true
+            }
+            if !run.expirationSent, now >= run.expiresAt {
+                expireRun(id, run: run.id, because: "runtime of \(format((run.expiresAt - run.startedAt).inSeconds)) s is over", now)
+            }
+        }
+        return false
+    }
+
+    /// The process is gone: every run it had is cut off and its request pending again.
+    mutating func cutOffRuns(_ id: AppID, _ status: ExitStatus, _ now: Instant) {
+        guard let runs = apps[id]?.process?.runs, !runs.isEmpty else { return }
+        apps[id]?.process?.runs = []
+        for run in runs { endRun(id, run, .failed, now, cutOff: "the app \(status)") }
+    }
+}

@@ -1,0 +1,160 @@
+import OffstageCore
+import OffstageSimulator
+import Testing
+
+/// A refreshing app's behaviour: each run takes 5 s, finds `results` in turn, and resubmits at once.
+private func refreshing(_ results: [TaskResult] = [.newData]) -> AppBehavior {
+    var tasks = TaskBehavior()
+    tasks.runtime = .seconds(5)
+    tasks.results = results
+    tasks.resubmitAfter = .zero
+    return AppBehavior().with(\.tasks, tasks)
+}
+
+extension Simulation {
+    /// The user picks the device up, opens `id` for `minutes`, goes home and puts it down (so the next unlock does
+    /// not return to the app: that would count as another open).
+    mutating func use(_ id: AppID, minutes: Double = 3) throws {
+        unlock()
+        try openAndSettle(id)
+        run(for: .seconds(double: minutes * 60))
+        home()
+        lock()
+    }
+
+    /// Runs until the next day's `hour`:`minute` (local time, UTC here).
+    mutating func runUntil(hour: Int, minute: Int = 0) {
+        let clock = LocalClock()
+        var day = clock.day(now)
+        var target = clock.startOfDay(day) + .seconds(double: Double(hour * 3600 + minute * 60))
+        if target <= now {
+            day += 1
+            target = clock.startOfDay(day) + .seconds(double: Double(hour * 3600 + minute * 60))
+        }
+        run(until: target)
+    }
+
+    func wakeUps(since start: Instant) -> [LogEntry] { log.filter { $0.kind == .wakeup && $0.at >= start } }
+}
+
+@Suite("The adaptive policy (SPEC SCH-5, SCH-7)")
+struct PolicyTests {
+    @Test("SCH-5: refreshes are placed shortly before the time the user usually opens the app, so the open is fresh")
+    func beforeTheUsualOpen() throws {
+        var sim = Simulation()
+        sim.lock()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        for _ in 0..<6 {
+            sim.runUntil(hour: 8)
+            try sim.use(newsApp)
+        }
+        let clock = LocalClock()
+        let lastDays = sim.runTimes(of: newsApp).filter { clock.day($0) >= clock.day(sim.now) - 2 }
+        #expect(!lastDays.isEmpty)
+        for run in lastDays {
+            let minutes = Double(clock.hourOfDay(run) * 60) + (run - clock.startOfDay(clock.day(run))).inSeconds.truncatingRemainder(dividingBy: 3600) / 60
+            #expect(minutes >= 7 * 60 + 40 && minutes < 8 * 60, "ran at \(run.clockTime), expected 07:40–08:00")
+        }
+        #expect(lastDays.count == 3, "one refresh a day, before the open: \(lastDays.map(\.clockTime))")
+    }
+
+    @Test("SCH-5: an app that keeps finding no new data is woken less often than one that finds new data")
+    func backOffWithoutNewData() throws {
+        var sim = Simulation()
+        sim.lock()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing([.newData]), pending: [refreshSubmission])
+        sim.install(schedulingManifest(refreshApp), behavior: refreshing([.noData]), pending: [refreshSubmission])
+        for _ in 0..<(3 * 12) {
+            try sim.use(newsApp, minutes: 1)
+            try sim.use(refreshApp, minutes: 1)
+            sim.run(for: .seconds(2 * 3600 - 240))
+        }
+        let productive = sim.runTimes(of: newsApp).count
+        let unproductive = sim.runTimes(of: refreshApp).count
+        // Back-off doubles from 30 min to 8 h: over three days about 11 runs against one after each use (~30).
+        #expect(unproductive * 2 <= productive, "no data: \(unproductive) runs, new data: \(productive) runs")
+        let plan = try #require(try sim.explain(refreshApp, refreshID).first)
+        #expect(plan.summary.contains("backing off") || plan.state == .running || plan.planned?.at == nil, "\(plan.summary)")
+    }
+
+    @Test("SCH-5: an app the user has stopped opening is soon not refreshed at all")
+    func dormantAppsAreLeftAlone() throws {
+        var sim = Simulation()
+        sim.lock()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        try sim.use(newsApp)
+        let start = sim.now
+        sim.run(for: .seconds(12 * 86_400))
+        let late = sim.runTimes(of: newsApp).filter { $0 > start + .seconds(5 * 86_400) }
+        #expect(late.count <= 2, "refreshed \(late.count) times in the last week of not being opened")
+    }
+
+    @Test("SCH-7: apps the user opens around the same time share one wake-up a day")
+    func sharedWakeUps() throws {
+        let ids: [AppID] = (0..<5).map { AppID("com.example.app\($0)") }
+        var sim = Simulation()
+        sim.lock()
+        for id in ids { sim.install(schedulingManifest(id), behavior: refreshing(), pending: [refreshSubmission]) }
+        for _ in 0..<5 {
+            sim.runUntil(hour: 7)
+            for id in ids { try sim.use(id, minutes: 8) }
+        }
+        let lastDay = sim.now - .seconds(86_400)
+        let wakeUps = sim.wakeUps(since: lastDay)
+        let runs = ids.map { sim.runTimes(of: $0).filter { $0 >= lastDay }.count }.reduce(0, +)
+        #expect(runs >= 5, "each app refreshed before its open")
+        #expect(wakeUps.count == 1, "one shared wake-up: \(wakeUps.map { "\($0.at.clockTime) \($0.message)" })")
+    }
+
+    @Test("SCH-7: work done while the screen is on costs no wake-up")
+    func awakeWorkIsFree() throws {
+        var sim = Simulation()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        for _ in 0..<20 {
+            try sim.openAndSettle(newsApp)
+            sim.run(for: .seconds(60))
+            sim.home()
+            sim.run(for: .seconds(600))
+        }
+        #expect(sim.runTimes(of: newsApp).count >= 10)
+        #expect(sim.wakeUps(since: .init(nanosecondsSinceEpoch: 0)).isEmpty)
+    }
+
+    @Test("A device with nothing pending has nothing due: no timer, no wake-up")
+    func nothingDue() throws {
+        var sim = Simulation()
+        sim.install(schedulingManifest(newsApp))
+        try sim.use(newsApp)
+        sim.run(for: .seconds(10))
+        #expect(sim.core.nextDeadline == nil)
+    }
+}
+
+@Suite("The baseline policies")
+struct BaselinePolicyTests {
+    @Test("Fixed interval: each app runs every 15 minutes from its install, screen on or off")
+    func fixedInterval() throws {
+        var sim = Simulation(policy: FixedIntervalPolicy(interval: 900))
+        sim.lock()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        let installed = sim.now
+        sim.run(for: .seconds(3_600 + 60))
+        let offsets = sim.runTimes(of: newsApp).map { ((($0 - installed).inSeconds) / 60).rounded() }
+        #expect(offsets == [15, 30, 45, 60])
+    }
+
+    @Test("Android-like: every 15 min while active; in Doze, only in maintenance windows, at the bucket's period")
+    func androidDoze() throws {
+        var sim = Simulation(policy: AndroidStandbyPolicy())
+        try sim.setConditions(ConditionOverrides(charging: false))
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        try sim.use(newsApp, minutes: 1)
+        let locked = sim.now
+        sim.run(for: .seconds(5 * 3_600))
+        let offsets = sim.runTimes(of: newsApp).map { (($0 - locked).inSeconds / 60).rounded() }
+        // 15 and 30 min after install (the use took the first minute) in the active bucket; Doze from 30 min after
+        // the lock; by the first window (90 min) the app has been unused over an hour — working set, 2 h period,
+        // due at 149 min — so it runs in the next window, at 210 min.
+        #expect(offsets == [14, 29, 210], "\(offsets)")
+    }
+}
