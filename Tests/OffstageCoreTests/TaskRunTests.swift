@@ -26,6 +26,8 @@ struct TaskRunTests {
     @Test("SCH-3: a suspended app is thawed for its task, runs the handler and is suspended again")
     func resumeSuspended() throws {
         var sim = try suspendedSchedulingApp(tasks: { var t = TaskBehavior(); t.runtime = .seconds(2); return t }())
+        // No network: the policy holds the request, so only the forced run (which ignores conditions) runs it.
+        try sim.setConditions(ConditionOverrides(network: NetworkKind.none))
         try sim.openAndSettle(refreshApp)
         sim.submit(refreshApp, refreshSubmission)
         sim.home()
@@ -157,5 +159,28 @@ struct TaskRunTests {
         #expect(schedule.requests[refreshID] != nil)
         #expect(schedule.results.last == .failed)
         #expect(sim.logLines(of: refreshApp, .taskDone).last?.contains("cut off") == true)
+    }
+}
+
+@Suite("Shutdown and scheduled work")
+struct ShutdownSchedulingTests {
+    @Test("Once shutdown begins, nothing is launched or started, even work that is due")
+    func noRunsDuringShutdown() throws {
+        var sim = Simulation()
+        sim.lock()
+        sim.install(schedulingManifest(refreshApp), pending: [refreshSubmission])
+        sim.unlock()
+        try sim.openAndSettle(refreshApp)
+        sim.home()  // dirty and the device awake: its refresh is due right now
+        sim.shutdown()
+        let stopped = sim.now
+        sim.run(for: .seconds(3_600))
+        #expect(!sim.trace(of: refreshApp).contains {
+            guard $0.at >= stopped else { return false }
+            if case .launched = $0.event { return true }
+            return $0.event == .callback("runTask")
+        })
+        #expect(sim.core.nextDeadline == nil)
+        #expect(throws: CoreError.self) { try sim.runTaskNow(refreshApp, refreshID) }
     }
 }

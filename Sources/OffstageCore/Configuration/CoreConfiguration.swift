@@ -53,9 +53,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// An earliest begin date this far in the past is refused as a mistake; a nearer past date means "now".
     /// Default 86,400 s (a day).
     public var maximumEarliestBeginPast: Double = 86_400
-    /// The device's offset from UTC in seconds, for hours of the day and daily budgets. The daemon reads it from
-    /// the system unless the configuration sets it. Default 0.
-    public var utcOffsetSeconds: Int = 0
+    /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
+    /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
+    public var utcOffsetSeconds: Int?
 
     /// The defaults.
     public init() {}
@@ -112,7 +112,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         }
         maxProcessingRequests = try integer(.maxProcessingRequests, defaults.maxProcessingRequests, in: 0...10_000)
         minimumBatteryLevel = try integer(.minimumBatteryLevel, defaults.minimumBatteryLevel, in: 0...100)
-        utcOffsetSeconds = try integer(.utcOffsetSeconds, defaults.utcOffsetSeconds, in: -50_400...50_400)
+        if container.contains(.utcOffsetSeconds) {
+            utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
+        }
         if expirationWarning > backgroundTaskBudget {
             throw DecodingError.dataCorruptedError(
                 forKey: .expirationWarning, in: container,
@@ -132,7 +134,7 @@ extension CoreConfiguration {
     var budget: Duration { .seconds(double: backgroundTaskBudget) }
     var warning: Duration { .seconds(double: expirationWarning) }
     var taskGrace: Duration { .seconds(double: taskExpirationGrace) }
-    var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds) }
+    var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds ?? 0) }
 
     /// The runtime of a task of this kind.
     func runtime(of kind: TaskKind) -> Duration {

@@ -81,6 +81,8 @@ extension OffstageCore {
 
     /// The daemon is shutting down: running apps get will-terminate, suspended ones are killed silently.
     public mutating func shutdown(at now: Instant) -> [CoreAction] {
+        shuttingDown = true
+        schedulerDeadline = nil
         for id in apps.keys.sorted() where apps[id]?.process != nil {
             terminate(id, .shutdown, .graceful, now)
         }

@@ -2,7 +2,7 @@
 extension OffstageCore {
     /// Starts the app's process with `reason`, queueing did-finish-launching (and did-become-active in front).
     mutating func launch(_ id: AppID, _ reason: LaunchReason, _ now: Instant) {
-        guard let entry = apps[id], entry.process == nil else { return }
+        guard let entry = apps[id], entry.process == nil, !shuttingDown else { return }
         let foreground = reason.isForeground
         var process = AppProcess(
             launch: takeNumber(), reason: reason, phase: foreground ? .inactive : .background, startedAt: now,

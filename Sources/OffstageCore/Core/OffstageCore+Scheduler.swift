@@ -92,6 +92,10 @@ extension OffstageCore {
     /// Decides: collects runnable requests, asks the policy, starts what it chose, and arms the next check.
     mutating func runScheduler(_ now: Instant) {
         schedulerDirty = false
+        guard !shuttingDown else {
+            schedulerDeadline = nil
+            return
+        }
         let conditions = conditions(at: now)
         var candidates: [SchedulingContext.Candidate] = []
         var nextLift: Instant?
@@ -133,7 +137,7 @@ extension OffstageCore {
         }
         for key in chosen {
             guard let candidate = candidates.first(where: { $0.key == key }) else { continue }
-            startRun(key.app, candidate.request, forced: false, now)
+            startRun(key.app, candidate.request, forced: false, now, why: decision.why[key])
         }
         consider(decision.nextCheck)
         if let check = decision.nextCheck, check <= now, chosen.isEmpty {

@@ -105,6 +105,9 @@ extension OffstageCore {
 
     func forcedRunEntry(_ id: AppID, _ identifier: String) throws(CoreError) -> AppEntry {
         let entry = try entry(id)
+        if shuttingDown {
+            throw CoreError(.appNotRunning, "the daemon is shutting down", fix: "start it again and retry")
+        }
         if entry.process?.termination != nil || entry.uninstalling {
             throw CoreError(.appNotRunning, "'\(id)' is being terminated", fix: "try again once it has exited")
         }

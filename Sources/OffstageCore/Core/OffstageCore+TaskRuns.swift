@@ -2,7 +2,7 @@
 /// called, its runtime is bounded by an expiration and a grace period, and its result teaches the policy.
 extension OffstageCore {
     /// Starts a run of `request`: launches the app into the background, thaws it, or sends the handler to it.
-    mutating func startRun(_ id: AppID, _ request: TaskRequest, forced: Bool, _ now: Instant) {
+    mutating func startRun(_ id: AppID, _ request: TaskRequest, forced: Bool, _ now: Instant, why: String? = nil) {
         guard var entry = apps[id], !entry.uninstalling else { return }
         let run = TaskRun(
             id: takeNumber(), request: request, startedAt: now, expiresAt: now + configuration.runtime(of: request.kind),
@@ -31,7 +31,7 @@ extension OffstageCore {
         apps[id]?.process?.runs.append(run)
         enqueue(id, request.kind == .fetch ? .performFetch(run: run.id) : .runTask(run: run.id, identifier: request.identifier, kind: request.kind))
         let label = request.kind == .fetch ? "background fetch" : "\(request.kind.rawValue) task '\(request.identifier)'"
-        log(now, id, .taskRun, "\(label) started (\(how))\(forced ? " — forced" : "")")
+        log(now, id, .taskRun, "\(label) started (\(how))\(forced ? " — forced" : why.map { ": " + $0 } ?? "")")
         touched.insert(id)
     }
 

@@ -40,7 +40,7 @@ extension OffstageCore {
         guard !device.locked else { return finish(now) }
         device.appBeforeLock = device.foregroundApp
         device.interruption = nil
-        if let current = device.foregroundApp { sendToBackground(current, now) }
+        if let current = device.foregroundApp { sendToBackground(current, now, byLock: true) }
         device.locked = true
         device.lockedSince = now
         schedulerDirty = true
@@ -49,13 +49,16 @@ extension OffstageCore {
         return finish(now)
     }
 
-    /// The user unlocks the screen and returns to the app that was in front when it was locked, if any.
-    public mutating func unlock(at now: Instant) -> [CoreAction] {
+    /// The user unlocks the screen and returns to the app that was in front when it was locked, if any — or, with
+    /// `returningToApp` false, to the home screen.
+    public mutating func unlock(returningToApp: Bool = true, at now: Instant) -> [CoreAction] {
         guard device.locked else { return finish(now) }
         device.locked = false
         device.lockedSince = nil
         schedulerDirty = true
-        let previous = device.appBeforeLock
+        // The first app opened from now on says whether the user came back to the one left at the lock.
+        device.appBeforeLockAwaitingOpen = device.appBeforeLock
+        let previous = returningToApp ? device.appBeforeLock : nil
         device.appBeforeLock = nil
         emit(.saveDevice)
         log(now, nil, .device, "unlocked")
@@ -121,7 +124,7 @@ extension OffstageCore {
 
     /// The app in front leaves the foreground: did-enter-background, or will-terminate for apps that exit on
     /// suspend (SPEC LC-2, LC-7).
-    mutating func sendToBackground(_ id: AppID, _ now: Instant) {
+    mutating func sendToBackground(_ id: AppID, _ now: Instant, byLock: Bool = false) {
         if device.foregroundApp == id {
             device.foregroundApp = nil
             emit(.saveDevice)
@@ -141,7 +144,7 @@ extension OffstageCore {
         process.phase = .background
         process.ledger.enterBackground(at: now, budget: configuration.budget)
         apps[id]?.process = process
-        apps[id]?.durable.schedule.usage.recordLeft(at: now)
+        apps[id]?.durable.schedule.usage.recordLeft(at: now, byLock: byLock)
         schedulerDirty = true
         log(now, id, .state, "background", state: .background)
         if wasActive { enqueue(id, .willResignActive) }
@@ -157,9 +160,14 @@ extension OffstageCore {
             apps[id]?.durable.forceQuit = false
             apps[id]?.durable.crashLoop.reset()
         }
-        // The scheduler learns when the user opens each app (SPEC SCH-5).
+        // The scheduler learns when the user opens each app (SPEC SCH-5), and whether, after unlocking, the user
+        // comes straight back to the app that was in front at the lock.
         let (clock, halfLife) = (configuration.localClock, configuration.usageHalfLifeDays)
         apps[id]?.durable.schedule.usage.recordOpen(at: now, clock, halfLifeDays: halfLife)
+        if let resumed = device.appBeforeLockAwaitingOpen {
+            device.appBeforeLockAwaitingOpen = nil
+            apps[resumed]?.durable.schedule.usage.recordResume(resumed == id)
+        }
         emit(.saveApp(id))
         schedulerDirty = true
         guard let process = entry.process else {

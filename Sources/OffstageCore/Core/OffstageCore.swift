@@ -28,6 +28,8 @@ public struct OffstageCore: Sendable {
     var schedulerDirty = false
     /// When the scheduler must decide again if nothing changes (a plan comes due or a time-based hold lifts).
     var schedulerDeadline: Instant?
+    /// The daemon is shutting down: nothing new is launched or started.
+    public internal(set) var shuttingDown = false
 
     /// Creates a core.
     /// - Parameters:

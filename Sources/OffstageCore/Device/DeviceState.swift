@@ -6,6 +6,9 @@ public struct DeviceState: Hashable, Sendable, Codable {
     public var locked: Bool = false
     /// The app that was in front when the screen was locked; unlocking returns to it.
     public var appBeforeLock: AppID?
+    /// After an unlock, until the first open: the app that was in front at the lock (the scheduler learns whether
+    /// the user comes straight back to it).
+    public var appBeforeLockAwaitingOpen: AppID?
     /// An interruption (an incoming call, an alert) in progress, and the app it covers.
     public var interruption: Interruption?
     /// Device-wide settings.
@@ -32,6 +35,7 @@ public struct DeviceState: Hashable, Sendable, Codable {
         foregroundApp = try container.decodeIfPresent(AppID.self, forKey: .foregroundApp)
         locked = try container.decodeIfPresent(Bool.self, forKey: .locked) ?? false
         appBeforeLock = try container.decodeIfPresent(AppID.self, forKey: .appBeforeLock)
+        appBeforeLockAwaitingOpen = try container.decodeIfPresent(AppID.self, forKey: .appBeforeLockAwaitingOpen)
         interruption = try container.decodeIfPresent(Interruption.self, forKey: .interruption)
         settings = try container.decodeIfPresent(DeviceSettings.self, forKey: .settings) ?? .init()
         lockedSince = try container.decodeIfPresent(Instant.self, forKey: .lockedSince)

@@ -95,6 +95,8 @@ public struct SchedulingContext: Sendable {
 public struct SchedulingDecision: Sendable {
     /// Requests to run now.
     public var run: [TaskKey] = []
+    /// Why each request in ``run`` runs now, where the policy says (logged with the run, SPEC SCH-8).
+    public var why: [TaskKey: String] = [:]
     /// When the policy plans to run each request it did not run now, and why (SPEC SCH-8); nil when it has no plan
     /// for it yet.
     public var planned: [TaskKey: PlannedRun] = [:]
@@ -106,6 +108,12 @@ public struct SchedulingDecision: Sendable {
         self.run = run
         self.planned = planned
         self.nextCheck = nextCheck
+    }
+
+    /// Runs `key` now, for `reason`.
+    public mutating func runNow(_ key: TaskKey, _ reason: String) {
+        run.append(key)
+        why[key] = reason
     }
 
     /// Plans `key` at `at` and keeps `nextCheck` at the earliest plan.

@@ -19,6 +19,13 @@ public struct UsageHistory: Hashable, Sendable, Codable {
     public var totalOpens: Int = 0
     /// The most recent opens, oldest first (at most ``recentCapacity``).
     public var recentOpens: [Instant] = []
+    /// Whether the app last left the foreground because the screen was locked (it was in front).
+    public var leftByLock = false
+    /// How likely the user is to come straight back to the app after unlocking when it was in front at the lock:
+    /// a smoothed rate over such lock–unlock cycles (0.3 before any is seen).
+    public var resumeLikelihood: Double = 0.3
+    /// A lock–unlock cycle is being watched: the app was in front at the lock and nothing was opened since.
+    public var awaitingResume = false
 
     /// How many recent opens are kept.
     public static let recentCapacity = 9
@@ -49,8 +56,19 @@ public struct UsageHistory: Hashable, Sendable, Codable {
         return gaps[gaps.count / 2]
     }
 
-    /// Records that the app left the foreground.
-    public mutating func recordLeft(at now: Instant) { lastLeft = now }
+    /// Records that the app left the foreground, and whether a lock sent it away.
+    public mutating func recordLeft(at now: Instant, byLock: Bool = false) {
+        lastLeft = now
+        leftByLock = byLock
+        awaitingResume = byLock
+    }
+
+    /// The first app opened after the screen was unlocked was (or was not) this one, which was in front at the lock.
+    public mutating func recordResume(_ resumed: Bool, weight: Double = 0.2) {
+        guard awaitingResume else { return }
+        awaitingResume = false
+        resumeLikelihood += weight * ((resumed ? 1 : 0) - resumeLikelihood)
+    }
 
     /// Whether the user opened the app after `instant` (or ever, when `instant` is nil).
     public func openedSince(_ instant: Instant?) -> Bool {

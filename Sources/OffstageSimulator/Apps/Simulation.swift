@@ -51,12 +51,15 @@ public struct Simulation: Sendable {
 
     /// Installs an app that already has pending requests, as if it had run before: the same path a restarted
     /// daemon takes when it reads apps back from its store (SPEC SCH-10).
+    /// - Parameter installedAt: when the app was installed (now by default; earlier for an app the user has had for a
+    ///   while).
     public mutating func install(
         _ manifest: Manifest, behavior: AppBehavior = .init(), settings: AppSettings = .init(),
-        pending: [TaskBehavior.Submission]
+        installedAt: Instant? = nil, pending: [TaskBehavior.Submission]
     ) {
         behaviors[manifest.id] = behavior
-        let app = InstalledApp(manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: now, settings: settings)
+        let app = InstalledApp(
+            manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: installedAt ?? now, settings: settings)
         var durable = AppDurableState()
         for submission in pending { durable.schedule.requests[submission.identifier] = submission.request(at: now) }
         core.restore(app, durable: durable)
@@ -72,8 +75,10 @@ public struct Simulation: Sendable {
     public mutating func home() { perform(core.home(at: now)) }
     /// The user locks the screen.
     public mutating func lock() { perform(core.lock(at: now)) }
-    /// The user unlocks the screen.
-    public mutating func unlock() { perform(core.unlock(at: now)) }
+    /// The user unlocks the screen (back to the app in front when it was locked, or to the home screen).
+    public mutating func unlock(returningToApp: Bool = true) {
+        perform(core.unlock(returningToApp: returningToApp, at: now))
+    }
     /// An interruption begins or ends.
     public mutating func interrupt(_ resolution: OffstageCore.InterruptionResolution?) throws(CoreError) {
         perform(try core.interrupt(resolution, at: now))

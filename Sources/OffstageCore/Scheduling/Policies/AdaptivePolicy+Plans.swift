@@ -1,0 +1,141 @@
+import Foundation
+
+/// How the adaptive policy plans one request (see ``AdaptivePolicy`` for the rules and their reasons).
+extension AdaptivePolicy {
+    /// A request's plan: a time, or a reason to wait for a change rather than a time.
+    enum Plan {
+        case at(Target)
+        case wait(String)
+    }
+
+    /// When a request should run: the instant, why, and the earliest it may be pulled into a shared wake-up.
+    struct Target {
+        var at: Instant
+        var reason: String
+        var notBefore: Instant
+    }
+
+    /// Every app's opens per hour of the day, summed: an app's share of them at an hour is the chance that the next app
+    /// the user opens then is that one.
+    struct OpenShares {
+        var total = Array(repeating: 0.0, count: 24)
+
+        init(_ context: SchedulingContext) {
+            var seen: Set<AppID> = []
+            for candidate in context.candidates where seen.insert(candidate.key.app).inserted {
+                let rates = candidate.usage.hourlyRates(at: context.now, halfLifeDays: context.usageHalfLifeDays)
+                for hour in 0..<24 { total[hour] += rates[hour] }
+            }
+        }
+
+        func share(of rates: [Double], at hour: Int) -> Double { total[hour] > 0 ? rates[hour] / total[hour] : 0 }
+    }
+
+    func plan(for candidate: SchedulingContext.Candidate, _ context: SchedulingContext, _ shares: OpenShares) -> Plan {
+        let usage = candidate.usage
+        let lastRefresh = candidate.results.lastRefreshAt
+        let hours = usage.usualHours(
+            at: context.now, halfLifeDays: context.usageHalfLifeDays, fraction: usualFraction, minimumRate: minimumUsualRate)
+        guard lastRefresh == nil || usage.openedSince(lastRefresh) else {
+            return cleanPlan(usage, lastRefresh: lastRefresh, hours, context).map { limited($0, candidate, context) }
+                ?? .wait("content is up to date: not opened since its last refresh")
+        }
+        if context.awake {
+            // Awake anyway: refresh once the user has been away from the app `refreshAfterUse` (back-off does not
+            // apply: this wakes nothing).
+            let ready = max(context.now, usage.lastLeft.map { $0 + .seconds(double: refreshAfterUse) } ?? context.now)
+            return .at(Target(at: ready, reason: "the device is awake and the app was opened since its last refresh", notBefore: ready))
+        }
+        if usage.leftByLock {
+            return resumePlan(usage, hours, shares, context).map { limited($0, candidate, context) }
+                ?? .wait("it will be refreshed when the screen next comes on")
+        }
+        return limited(dirtyPlan(usage, hours, context), candidate, context)
+    }
+
+    /// The app left in front at the lock. While the screen was on, every app the user left was refreshed at once, so
+    /// asleep this is the one dirty app, and a refresh when the screen next comes on serves every open of it but one:
+    /// the user unlocking straight back into it. Wake for that only when it is likely.
+    func resumePlan(_ usage: UsageHistory, _ hours: UsualHours, _ shares: OpenShares, _ context: SchedulingContext) -> Target? {
+        let left = usage.lastLeft ?? context.now
+        let share = shares.share(of: hours.rates, at: context.clock.hourOfDay(left))
+        let resume = (1 - resumeShareWeight) * usage.resumeLikelihood + resumeShareWeight * share
+        guard resume >= resumeThreshold else { return nil }
+        let at = left + .seconds(double: resumeDelay)
+        let reason = "the user comes straight back to it after unlocking about \(Int((resume * 100).rounded())) % of the time"
+        return Target(at: at, reason: reason, notBefore: context.now)
+    }
+
+    /// A dirty app that did not leave with the lock (it could not be refreshed while the screen was on): before the
+    /// user is expected back.
+    func dirtyPlan(_ usage: UsageHistory, _ hours: UsualHours, _ context: SchedulingContext) -> Target {
+        let now = context.now
+        let left = usage.lastLeft ?? now
+        let lead = Duration.seconds(double: self.lead)
+        var at: Instant
+        var reason: String
+        if let gap = usage.typicalGap, gap.inSeconds <= busyGap, let opened = usage.lastOpen {
+            // In use: the user has been coming back every `gap`; be ready a little before the next time.
+            at = max(left, opened + gap - lead)
+            reason = "opened every \(format(gap.inSeconds / 60)) min lately: next open expected around \((opened + gap).clockTime)"
+        } else if let start = hours.starts(after: left, context.clock, limit: 1).first {
+            at = max(left, start - lead)
+            reason = "\(format(self.lead / 60)) min before the user usually opens it (from \(start.clockTime))"
+        } else {
+            at = left + .seconds(double: fallbackDelay)
+            reason = "opened since its last refresh; no usual time to open it yet"
+        }
+        let cap = left + .seconds(double: fallbackDelay)
+        if at > cap, usage.daysObserved(at: now, halfLifeDays: context.usageHalfLifeDays) < learningDays {
+            at = cap
+            reason = "opened since its last refresh; still learning when the user opens it"
+        }
+        return Target(at: at, reason: reason, notBefore: now)
+    }
+
+    /// A clean app: refreshed again only before a usual hour at which its content would be older than `staleAfter`.
+    func cleanPlan(_ usage: UsageHistory, lastRefresh: Instant?, _ hours: UsualHours, _ context: SchedulingContext) -> Target? {
+        guard let lastRefresh, !hours.isEmpty else { return nil }
+        let now = context.now
+        let stale = Duration.seconds(double: staleAfter)
+        if hours.contains(now, context.clock), now - lastRefresh > stale {
+            let age = format((now - lastRefresh).inSeconds / 3600)
+            return Target(at: now, reason: "content is \(age) h old in an hour the user usually opens it", notBefore: now)
+        }
+        guard let start = hours.starts(after: now, context.clock).first(where: { $0 - lastRefresh > stale }) else { return nil }
+        let age = format((start - lastRefresh).inSeconds / 3600)
+        return Target(
+            at: start - .seconds(double: lead),
+            reason: "content would be \(age) h old when the user usually opens it (from \(start.clockTime))", notBefore: now)
+    }
+
+    /// Applies what limits how often an app may wake the device: back-off after runs without new data, and dormancy.
+    func limited(_ target: Target, _ candidate: SchedulingContext.Candidate, _ context: SchedulingContext) -> Plan {
+        let now = context.now
+        let results = candidate.results
+        var notBefore = now
+        var why: String?
+        if let lastRun = results.lastRunAt {
+            if results.unproductiveStreak > 0 {
+                let delay = min(backoffBase * Double(1 << min(results.unproductiveStreak - 1, 20)), backoffMax)
+                let until = lastRun + .seconds(double: delay)
+                if until > notBefore {
+                    notBefore = until
+                    why = "backing off after \(results.unproductiveStreak) run(s) without new data"
+                }
+            }
+            let lastSeen = candidate.usage.lastOpen ?? candidate.installedAt
+            let idleDays = (now - lastSeen).inSeconds / 86_400
+            let until = lastRun + .seconds(double: dormantInterval)
+            if idleDays * 86_400 > dormantAfter, until > notBefore {
+                notBefore = until
+                why = "not opened for \(format(idleDays)) days: refreshed once a day"
+            }
+        }
+        if target.at < notBefore, let why {
+            return .at(Target(at: notBefore, reason: why, notBefore: notBefore))
+        }
+        let reason = target.at < now ? "due: " + target.reason : target.reason
+        return .at(Target(at: max(target.at, notBefore), reason: reason, notBefore: notBefore))
+    }
+}
