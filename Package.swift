@@ -5,7 +5,7 @@ import PackageDescription
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 /// The example apps: each is a real app on the SDK, installed as a bundle with the `Info.plist` beside its source.
-let exampleApps = ["FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend"]
+let exampleApps = ["FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp"]
 
 let package = Package(
     name: "Offstage",
@@ -72,7 +72,7 @@ let package = Package(
 
         .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore", "OffstageSimulator"], swiftSettings: strict),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"], swiftSettings: strict),
+        .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore"], swiftSettings: strict),
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: ["OffstageDaemon", "COffstageSystem"],

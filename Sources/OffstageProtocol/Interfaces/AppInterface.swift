@@ -21,13 +21,30 @@ public enum AppInterface {
         # What the daemon asks the app's code to do. Answer with CallbackDone(id) when the handler returns.
         type Callback (
           id: int,
-          # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive,
-          # didEnterBackground, willTerminate or backgroundTasksExpiring
+          # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
+          # willTerminate, backgroundTasksExpiring, runTask, performFetch or taskExpiring
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
           # seconds since the Unix epoch after which the app is terminated, if a watchdog applies
-          deadline: ?float
+          deadline: ?float,
+          # runTask, performFetch, taskExpiring: the run to complete with CompleteTask
+          run: ?int,
+          # runTask: the request's identifier and kind (refresh or processing)
+          taskIdentifier: ?string,
+          taskKind: ?string
+        )
+
+        # A request for scheduled background work.
+        type TaskRequest (
+          identifier: string,
+          # refresh or processing
+          kind: string,
+          # seconds since the Unix epoch; null for as soon as the system sees fit
+          earliestBegin: ?float,
+          # processing only; refresh always needs a network
+          requiresNetwork: ?bool,
+          requiresExternalPower: ?bool
         )
 
         # Who the app is, as the daemon sees it.
@@ -57,6 +74,28 @@ public enum AppInterface {
         # Device facts the SDK exposes.
         method GetDevice() -> (multitaskingSupported: bool)
 
+        # Checks that a launch handler may be registered for `identifier`: it must be listed in the manifest's
+        # BGTaskSchedulerPermittedIdentifiers.
+        method RegisterTask(identifier: string) -> ()
+
+        # Submits a request; a pending one with the same identifier is replaced.
+        method SubmitTask(request: TaskRequest) -> ()
+
+        # Cancels a pending request; cancelled is false when none was pending.
+        method CancelTask(identifier: string) -> (cancelled: bool)
+
+        # Cancels every pending request of the app.
+        method CancelAllTasks() -> ()
+
+        # The app's pending requests.
+        method PendingTasks() -> (requests: []TaskRequest)
+
+        # The legacy background fetch interval: "never", "minimum", or "seconds" with `seconds`.
+        method SetFetchInterval(interval: string, seconds: ?float) -> ()
+
+        # The handler of run `run` completed: newData, noData or failed. Completing an unknown run is harmless.
+        method CompleteTask(run: int, result: string) -> ()
+
         # The calling process belongs to no installed app.
         error NotAnApp (pid: int, message: string, fix: string)
 
@@ -65,6 +104,18 @@ public enum AppInterface {
 
         # Another process already runs as this app.
         error AlreadyRunning (message: string, fix: string)
+
+        # Background work cannot be scheduled now (background refresh off, low power mode).
+        error Unavailable (message: string, fix: string)
+
+        # Too many pending requests of that kind.
+        error TooManyPendingRequests (message: string, fix: string)
+
+        # The manifest does not declare the background mode or list the identifier.
+        error NotPermitted (message: string, fix: string)
+
+        # An argument is not acceptable.
+        error InvalidArgument (message: string, fix: string)
         """
 
     /// Full method names.
@@ -75,6 +126,13 @@ public enum AppInterface {
         public static let endBackgroundTask = "io.offstage.App.EndBackgroundTask"
         public static let backgroundTimeRemaining = "io.offstage.App.BackgroundTimeRemaining"
         public static let getDevice = "io.offstage.App.GetDevice"
+        public static let registerTask = "io.offstage.App.RegisterTask"
+        public static let submitTask = "io.offstage.App.SubmitTask"
+        public static let cancelTask = "io.offstage.App.CancelTask"
+        public static let cancelAllTasks = "io.offstage.App.CancelAllTasks"
+        public static let pendingTasks = "io.offstage.App.PendingTasks"
+        public static let setFetchInterval = "io.offstage.App.SetFetchInterval"
+        public static let completeTask = "io.offstage.App.CompleteTask"
     }
 
     /// A background task on the wire.
@@ -94,27 +152,41 @@ public enum AppInterface {
         public var launchReason: String?
         public var taskIds: [UInt64]?
         public var deadline: Double?
+        public var run: UInt64?
+        public var taskIdentifier: String?
+        public var taskKind: String?
 
-        public init(id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil) {
+        public init(
+            id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
+            run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil
+        ) {
             self.id = id
             self.kind = kind
             self.launchReason = launchReason
             self.taskIds = taskIds
             self.deadline = deadline
+            self.run = run
+            self.taskIdentifier = taskIdentifier
+            self.taskKind = taskKind
         }
 
         /// The wire form of a core callback.
         public init(_ callback: Callback) {
             var reason: String?
             var tasks: [UInt64]?
+            var run: UInt64?
+            var identifier: String?
+            var taskKind: String?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
+            case .runTask(let number, let name, let kind): (run, identifier, taskKind) = (number, name, kind.rawValue)
+            case .performFetch(let number), .taskExpiring(let number): run = number
             default: break
             }
             self.init(
                 id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
-                deadline: callback.deadline?.secondsSinceEpoch)
+                deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind)
         }
     }
 

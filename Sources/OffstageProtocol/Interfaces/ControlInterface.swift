@@ -99,6 +99,90 @@ public enum ControlInterface {
           apps: int
         )
 
+        # Power and network as the scheduler sees them.
+        type Conditions (
+          batteryLevel: int,
+          charging: bool,
+          # none, unmetered or metered
+          network: string,
+          idle: bool,
+          lowPowerMode: bool
+        )
+
+        # Power and network as the machine reports them; null where it cannot tell.
+        type MachineReading (
+          batteryLevel: ?int,
+          charging: ?bool,
+          network: ?string
+        )
+
+        # Conditions set by hand; null leaves the machine's reading in charge.
+        type Overrides (
+          batteryLevel: ?int,
+          charging: ?bool,
+          network: ?string,
+          idle: ?bool
+        )
+
+        # A condition that holds a request back, named after the controller that checks it.
+        type Hold (
+          controller: string,
+          reason: string,
+          # seconds since the Unix epoch when time alone lifts it
+          until: ?float
+        )
+
+        # One request for scheduled work and why it runs when it does.
+        type Task (
+          app: string,
+          identifier: string,
+          # refresh, processing or fetch
+          kind: string,
+          # pending or running
+          state: string,
+          earliestBegin: ?float,
+          requiresNetwork: bool,
+          requiresExternalPower: bool,
+          submittedAt: float,
+          plannedAt: ?float,
+          plannedReason: ?string,
+          holds: []Hold,
+          startedAt: ?float,
+          expiresAt: ?float,
+          forced: ?bool,
+          summary: string
+        )
+
+        # The device's conditions, the machine's reading and the overrides.
+        method GetDevice() -> (conditions: Conditions, machine: MachineReading, overrides: Overrides)
+
+        # Sets conditions by hand (fields given), returns the names in `clear` to the machine's reading
+        # (batteryLevel, charging, network, idle), and turns low power mode on or off.
+        method SetDevice(
+          batteryLevel: ?int, charging: ?bool, network: ?string, idle: ?bool, lowPowerMode: ?bool, clear: ?[]string
+        ) -> (conditions: Conditions, machine: MachineReading, overrides: Overrides)
+
+        # Pending and running requests of one app, or of every app.
+        method Tasks(app: ?string) -> (tasks: []Task)
+
+        # Why one app's requests (or one of them) run when they do.
+        method Explain(app: string, identifier: ?string) -> (tasks: []Task, conditions: Conditions)
+
+        # Runs a pending request now, whatever the conditions (marked forced).
+        method RunTask(app: string, identifier: string) -> ()
+
+        # Calls the expiration handler of a running task now.
+        method ExpireTask(app: string, identifier: string) -> ()
+
+        # Runs the legacy background fetch now (marked forced).
+        method Fetch(app: string) -> ()
+
+        # No such pending or running request.
+        error NoSuchTask (message: string, fix: string)
+
+        # The manifest does not declare the background mode or list the identifier.
+        error NotPermitted (message: string, fix: string)
+
         # No app with this id is installed.
         error AppNotInstalled (message: string, fix: string)
 
@@ -139,6 +223,13 @@ public enum ControlInterface {
         public static let setSettings = "io.offstage.Control.SetSettings"
         public static let log = "io.offstage.Control.Log"
         public static let status = "io.offstage.Control.Status"
+        public static let getDevice = "io.offstage.Control.GetDevice"
+        public static let setDevice = "io.offstage.Control.SetDevice"
+        public static let tasks = "io.offstage.Control.Tasks"
+        public static let explain = "io.offstage.Control.Explain"
+        public static let runTask = "io.offstage.Control.RunTask"
+        public static let expireTask = "io.offstage.Control.ExpireTask"
+        public static let fetch = "io.offstage.Control.Fetch"
     }
 
     /// One app on the wire; the field names are the CLI's JSON contract.

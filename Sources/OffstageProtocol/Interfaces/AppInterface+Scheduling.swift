@@ -1,0 +1,130 @@
+import OffstageCore
+
+/// The wire types of scheduled work in `io.offstage.App` (SPEC SCH-1..4).
+extension AppInterface {
+    /// A request on the wire.
+    public struct TaskRequestMessage: Codable, Hashable, Sendable {
+        public var identifier: String
+        /// `refresh` or `processing`.
+        public var kind: String
+        /// Seconds since the Unix epoch.
+        public var earliestBegin: Double?
+        public var requiresNetwork: Bool?
+        public var requiresExternalPower: Bool?
+
+        public init(
+            identifier: String, kind: String, earliestBegin: Double? = nil, requiresNetwork: Bool? = nil,
+            requiresExternalPower: Bool? = nil
+        ) {
+            self.identifier = identifier
+            self.kind = kind
+            self.earliestBegin = earliestBegin
+            self.requiresNetwork = requiresNetwork
+            self.requiresExternalPower = requiresExternalPower
+        }
+
+        /// The wire form of a pending request.
+        public init(_ request: TaskRequest) {
+            self.init(
+                identifier: request.identifier, kind: request.kind.rawValue,
+                earliestBegin: request.earliestBegin?.secondsSinceEpoch, requiresNetwork: request.requiresNetwork,
+                requiresExternalPower: request.requiresExternalPower)
+        }
+
+        /// The core request, or a description of what is wrong with it.
+        public func request(submittedAt now: Instant) -> Result<TaskRequest, InvalidField> {
+            guard let kind = TaskKind(rawValue: kind), kind != .fetch else {
+                return .failure(InvalidField(name: "kind", description: "must be refresh or processing"))
+            }
+            var earliest: Instant?
+            if let seconds = earliestBegin {
+                // Beyond ±290 years the nanosecond count would overflow: such a date is a mistake anyway.
+                guard seconds.isFinite, abs(seconds) < 9e9 else {
+                    return .failure(InvalidField(name: "earliestBegin", description: "must be a finite number of seconds since the epoch"))
+                }
+                earliest = Instant(secondsSinceEpoch: seconds)
+            }
+            return .success(TaskRequest(
+                identifier: identifier, kind: kind, earliestBegin: earliest, requiresNetwork: requiresNetwork,
+                requiresExternalPower: requiresExternalPower ?? false, submittedAt: now))
+        }
+    }
+
+    /// A field of a message that is not acceptable.
+    public struct InvalidField: Error, Hashable, Sendable {
+        /// The field's name.
+        public var name: String
+        /// What it must be.
+        public var description: String
+    }
+
+    /// `RegisterTask` and `CancelTask` parameters.
+    public struct IdentifierParameters: Codable, Hashable, Sendable {
+        public var identifier: String
+        public init(identifier: String) { self.identifier = identifier }
+    }
+
+    /// `SubmitTask` parameters.
+    public struct SubmitParameters: Codable, Hashable, Sendable {
+        public var request: TaskRequestMessage
+        public init(request: TaskRequestMessage) { self.request = request }
+    }
+
+    /// `CancelTask` reply.
+    public struct CancelReply: Codable, Hashable, Sendable {
+        public var cancelled: Bool
+        public init(cancelled: Bool) { self.cancelled = cancelled }
+    }
+
+    /// `PendingTasks` reply.
+    public struct PendingReply: Codable, Hashable, Sendable {
+        public var requests: [TaskRequestMessage]
+        public init(requests: [TaskRequestMessage]) { self.requests = requests }
+    }
+
+    /// `SetFetchInterval` parameters.
+    public struct FetchIntervalParameters: Codable, Hashable, Sendable {
+        /// `never`, `minimum` or `seconds`.
+        public var interval: String
+        public var seconds: Double?
+        public init(interval: String, seconds: Double? = nil) {
+            self.interval = interval
+            self.seconds = seconds
+        }
+
+        /// The wire form of an interval.
+        public init(_ interval: FetchInterval) {
+            switch interval {
+            case .never: self.init(interval: "never")
+            case .minimum: self.init(interval: "minimum")
+            case .seconds(let seconds): self.init(interval: "seconds", seconds: seconds)
+            }
+        }
+
+        /// The core interval, or what is wrong with it.
+        public var fetchInterval: Result<FetchInterval, InvalidField> {
+            switch interval {
+            case "never": return .success(.never)
+            case "minimum": return .success(.minimum)
+            case "seconds":
+                guard let seconds, seconds.isFinite, seconds >= 0 else {
+                    return .failure(InvalidField(name: "seconds", description: "must be a finite number ≥ 0 with interval \"seconds\""))
+                }
+                return .success(.seconds(seconds))
+            default:
+                return .failure(InvalidField(name: "interval", description: "must be never, minimum or seconds"))
+            }
+        }
+    }
+
+    /// `CompleteTask` parameters.
+    public struct CompleteParameters: Codable, Hashable, Sendable {
+        public var run: UInt64
+        /// `newData`, `noData` or `failed`.
+        public var result: String
+        public init(run: UInt64, result: String) {
+            self.run = run
+            self.result = result
+        }
+    }
+}

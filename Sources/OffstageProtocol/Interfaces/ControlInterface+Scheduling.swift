@@ -1,0 +1,211 @@
+import OffstageCore
+
+/// The wire types of scheduled work and device conditions in `io.offstage.Control` (SPEC SCH-6, SCH-8, SCH-9, SET-1).
+/// Optionals are written as null rather than left out, so scripts can rely on every key being present.
+extension ControlInterface {
+    /// Conditions as the scheduler sees them.
+    public struct Conditions: Codable, Hashable, Sendable {
+        public var batteryLevel: Int
+        public var charging: Bool
+        public var network: String
+        public var idle: Bool
+        public var lowPowerMode: Bool
+
+        public init(_ conditions: DeviceConditions) {
+            batteryLevel = conditions.batteryLevel
+            charging = conditions.charging
+            network = conditions.network.rawValue
+            idle = conditions.idle
+            lowPowerMode = conditions.lowPowerMode
+        }
+    }
+
+    /// The machine's reading.
+    public struct Machine: Codable, Hashable, Sendable {
+        public var batteryLevel: Int?
+        public var charging: Bool?
+        public var network: String?
+
+        public init(_ reading: MachineReading) {
+            batteryLevel = reading.batteryLevel
+            charging = reading.charging
+            network = reading.network?.rawValue
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(batteryLevel, forKey: .batteryLevel)
+            try container.encode(charging, forKey: .charging)
+            try container.encode(network, forKey: .network)
+        }
+    }
+
+    /// Conditions set by hand.
+    public struct Overrides: Codable, Hashable, Sendable {
+        public var batteryLevel: Int?
+        public var charging: Bool?
+        public var network: String?
+        public var idle: Bool?
+
+        public init(_ overrides: ConditionOverrides) {
+            batteryLevel = overrides.batteryLevel
+            charging = overrides.charging
+            network = overrides.network?.rawValue
+            idle = overrides.idle
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(batteryLevel, forKey: .batteryLevel)
+            try container.encode(charging, forKey: .charging)
+            try container.encode(network, forKey: .network)
+            try container.encode(idle, forKey: .idle)
+        }
+    }
+
+    /// `GetDevice` and `SetDevice` reply.
+    public struct DeviceReply: Codable, Hashable, Sendable {
+        public var conditions: Conditions
+        public var machine: Machine
+        public var overrides: Overrides
+        public init(conditions: Conditions, machine: Machine, overrides: Overrides) {
+            self.conditions = conditions
+            self.machine = machine
+            self.overrides = overrides
+        }
+    }
+
+    /// `SetDevice` parameters.
+    public struct SetDeviceParameters: Codable, Hashable, Sendable {
+        public var batteryLevel: Int?
+        public var charging: Bool?
+        public var network: String?
+        public var idle: Bool?
+        public var lowPowerMode: Bool?
+        /// Names of conditions to return to the machine's reading.
+        public var clear: [String]?
+
+        public init(
+            batteryLevel: Int? = nil, charging: Bool? = nil, network: String? = nil, idle: Bool? = nil,
+            lowPowerMode: Bool? = nil, clear: [String]? = nil
+        ) {
+            self.batteryLevel = batteryLevel
+            self.charging = charging
+            self.network = network
+            self.idle = idle
+            self.lowPowerMode = lowPowerMode
+            self.clear = clear
+        }
+
+        /// The names `clear` accepts.
+        public static let clearable = ["batteryLevel", "charging", "network", "idle"]
+    }
+
+    /// A hold on the wire.
+    public struct HoldMessage: Codable, Hashable, Sendable {
+        public var controller: String
+        public var reason: String
+        public var until: Double?
+
+        public init(_ hold: Hold) {
+            controller = hold.controller
+            reason = hold.description
+            until = hold.liftsAt?.secondsSinceEpoch
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(controller, forKey: .controller)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(until, forKey: .until)
+        }
+    }
+
+    /// One request on the wire; the field names are the CLI's JSON contract.
+    public struct TaskMessage: Codable, Hashable, Sendable {
+        public var app: String
+        public var identifier: String
+        public var kind: String
+        public var state: String
+        public var earliestBegin: Double?
+        public var requiresNetwork: Bool
+        public var requiresExternalPower: Bool
+        public var submittedAt: Double
+        public var plannedAt: Double?
+        public var plannedReason: String?
+        public var holds: [HoldMessage]
+        public var startedAt: Double?
+        public var expiresAt: Double?
+        public var forced: Bool?
+        public var summary: String
+
+        public init(_ status: TaskStatus) {
+            app = status.app.rawValue
+            identifier = status.identifier
+            kind = status.kind.rawValue
+            state = status.state.rawValue
+            earliestBegin = status.request.earliestBegin?.secondsSinceEpoch
+            requiresNetwork = status.request.requiresNetwork
+            requiresExternalPower = status.request.requiresExternalPower
+            submittedAt = status.request.submittedAt.secondsSinceEpoch
+            plannedAt = status.planned?.at?.secondsSinceEpoch
+            plannedReason = status.planned?.reason
+            holds = status.holds.map(HoldMessage.init)
+            startedAt = status.run?.startedAt.secondsSinceEpoch
+            expiresAt = status.run?.expiresAt.secondsSinceEpoch
+            forced = status.run?.forced
+            summary = status.summary
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(app, forKey: .app)
+            try container.encode(identifier, forKey: .identifier)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(state, forKey: .state)
+            try container.encode(earliestBegin, forKey: .earliestBegin)
+            try container.encode(requiresNetwork, forKey: .requiresNetwork)
+            try container.encode(requiresExternalPower, forKey: .requiresExternalPower)
+            try container.encode(submittedAt, forKey: .submittedAt)
+            try container.encode(plannedAt, forKey: .plannedAt)
+            try container.encode(plannedReason, forKey: .plannedReason)
+            try container.encode(holds, forKey: .holds)
+            try container.encode(startedAt, forKey: .startedAt)
+            try container.encode(expiresAt, forKey: .expiresAt)
+            try container.encode(forced, forKey: .forced)
+            try container.encode(summary, forKey: .summary)
+        }
+    }
+
+    /// `Tasks` parameters.
+    public struct TasksParameters: Codable, Hashable, Sendable {
+        public var app: String?
+        public init(app: String? = nil) { self.app = app }
+    }
+
+    /// `Tasks` reply.
+    public struct TasksReply: Codable, Hashable, Sendable {
+        public var tasks: [TaskMessage]
+        public init(tasks: [TaskMessage]) { self.tasks = tasks }
+    }
+
+    /// `Explain`, `RunTask` and `ExpireTask` parameters.
+    public struct TaskParameters: Codable, Hashable, Sendable {
+        public var app: String
+        public var identifier: String?
+        public init(app: String, identifier: String? = nil) {
+            self.app = app
+            self.identifier = identifier
+        }
+    }
+
+    /// `Explain` reply.
+    public struct ExplainReply: Codable, Hashable, Sendable {
+        public var tasks: [TaskMessage]
+        public var conditions: Conditions
+        public init(tasks: [TaskMessage], conditions: Conditions) {
+            self.tasks = tasks
+            self.conditions = conditions
+        }
+    }
+}
