@@ -11,13 +11,14 @@ struct OffstageCommand: ParsableCommand {
         discussion: """
             The daemon socket is --socket, else $OFFSTAGE_SOCKET, else $XDG_RUNTIME_DIR/offstage/offstaged.sock, \
             else /tmp/offstage-UID/offstaged.sock. Every verb prints plain text, or JSON with --json. \
-            Exit status: 0 success; 1 the daemon refused the request; 2 bad usage; 3 no such app; \
-            4 invalid bundle; 69 the daemon is unreachable.
+            Exit status: 0 success; 1 the daemon refused the request; 3 no such app; \
+            4 invalid bundle; 5 no such task; 6 not permitted by the app's manifest; 64 bad usage; 69 the daemon is unreachable.
             """,
         version: offstageVersion,
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
-            ForceQuit.self, Settings.self, Log.self, Status.self,
+            ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
+            RunTask.self, ExpireTask.self, Fetch.self,
         ]
     )
 

@@ -90,7 +90,12 @@ public final class DaemonEngine: @unchecked Sendable {
         let seed = try store.meta("numberFloor").flatMap { UInt64($0) } ?? 1
         numberLimit = seed + Self.numberBlock
         try store.setMeta("numberFloor", String(numberLimit))
-        core = OffstageCore(configuration: configuration.core, device: device, numberSeed: seed)
+        var coreConfiguration = configuration.core
+        if coreConfiguration.utcOffsetSeconds == nil {
+            // Hours of the day and daily budgets follow the machine's time zone unless the configuration says otherwise.
+            coreConfiguration.utcOffsetSeconds = TimeZone.current.secondsFromGMT()
+        }
+        core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
     }
 

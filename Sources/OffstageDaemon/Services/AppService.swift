@@ -11,6 +11,11 @@ struct AppService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
+        lifecycleMethods.merging(schedulingMethods) { first, _ in first }
+    }
+
+    /// Lifecycle and finite-length background tasks (SPEC LC, BT).
+    var lifecycleMethods: [String: VarlinkMethodHandler] {
         [
             "Attach": { context, request, responder in try engine.attach(context, request, responder) },
             "CallbackDone": { context, request, responder in
@@ -81,7 +86,12 @@ extension DaemonEngine {
         do {
             return try body()
         } catch {
-            let name = error.code == .alreadyRunning ? "AlreadyRunning" : "AppNotRunning"
+            let name =
+                switch error.code {
+                case .alreadyRunning: "AlreadyRunning"
+                case .unavailable, .tooManyPendingRequests, .notPermitted, .invalidArgument: error.code.rawValue
+                default: "AppNotRunning"
+                }
             throw VarlinkError(
                 "\(AppInterface.name).\(name)", parameters: ["message": .string(error.message), "fix": .string(error.fix)])
         }

@@ -13,6 +13,11 @@ struct ControlService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
+        userActionMethods.merging(schedulingMethods) { first, _ in first }
+    }
+
+    /// Installing, user actions, settings, log and status (SPEC CLI-1, CLI-2).
+    var userActionMethods: [String: VarlinkMethodHandler] {
         [
             "Install": { context, request, responder in
                 try engine.requireUser(context)

@@ -1,0 +1,121 @@
+import OffstageCore
+import OffstageProtocol
+
+/// `io.offstage.Control`: device conditions, the scheduler's plan and its debug commands (SPEC SCH-6, SCH-8, SCH-9,
+/// SET-1).
+extension ControlService {
+    var schedulingMethods: [String: VarlinkMethodHandler] {
+        [
+            "GetDevice": { context, _, responder in
+                try engine.requireUser(context)
+                responder.reply(engine.deviceReply())
+            },
+            "SetDevice": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.SetDeviceParameters.self)
+                try engine.setDevice(parameters)
+                responder.reply(engine.deviceReply())
+            },
+            "Tasks": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.TasksParameters.self)
+                let id = try parameters.app.map { text throws(VarlinkError) in try engine.appID(text) }
+                let tasks = try engine.query { () throws(CoreError) in try engine.core.tasks(of: id, at: engine.now) }
+                responder.reply(ControlInterface.TasksReply(tasks: tasks.map(ControlInterface.TaskMessage.init)))
+            },
+            "Explain": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)
+                let id = try engine.appID(parameters.app)
+                let now = engine.now
+                let tasks = try engine.query { () throws(CoreError) in
+                    try engine.core.explain(id, identifier: parameters.identifier, at: now)
+                }
+                responder.reply(ControlInterface.ExplainReply(
+                    tasks: tasks.map(ControlInterface.TaskMessage.init),
+                    conditions: ControlInterface.Conditions(engine.core.conditions(at: now))))
+            },
+            "RunTask": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)
+                let id = try engine.appID(parameters.app)
+                let identifier = try engine.requireIdentifier(parameters.identifier)
+                try engine.control { () throws(CoreError) in
+                    try engine.core.runTaskNow(id, identifier: identifier, at: engine.now)
+                }
+                responder.reply()
+            },
+            "ExpireTask": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)
+                let id = try engine.appID(parameters.app)
+                let identifier = try engine.requireIdentifier(parameters.identifier)
+                try engine.control { () throws(CoreError) in
+                    try engine.core.expireTaskNow(id, identifier: identifier, at: engine.now)
+                }
+                responder.reply()
+            },
+            "Fetch": { context, request, responder in
+                try engine.requireUser(context)
+                let id = try engine.appID(request.decodeParameters(ControlInterface.AppParameters.self).id)
+                try engine.control { () throws(CoreError) in try engine.core.fetchNow(id, at: engine.now) }
+                responder.reply()
+            },
+        ]
+    }
+}
+
+extension DaemonEngine {
+    /// Runs a core query, or answers with the core's error.
+    func query<Result>(_ body: () throws(CoreError) -> Result) throws(VarlinkError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw error.varlink(in: ControlInterface.name)
+        }
+    }
+
+    func requireIdentifier(_ identifier: String?) throws(VarlinkError) -> String {
+        guard let identifier, !identifier.isEmpty else {
+            throw VarlinkError.invalidParameter("identifier", description: "name the task identifier, e.g. com.example.refresh")
+        }
+        return identifier
+    }
+
+    func deviceReply() -> ControlInterface.DeviceReply {
+        ControlInterface.DeviceReply(
+            conditions: .init(core.conditions(at: now)), machine: .init(core.device.machine),
+            overrides: .init(core.device.overrides))
+    }
+
+    /// `offstage device`: overrides, cleared overrides, and low power mode — all or nothing.
+    func setDevice(_ parameters: ControlInterface.SetDeviceParameters) throws(VarlinkError) {
+        var overrides = core.device.overrides
+        for name in parameters.clear ?? [] {
+            switch name {
+            case "batteryLevel": overrides.batteryLevel = nil
+            case "charging": overrides.charging = nil
+            case "network": overrides.network = nil
+            case "idle": overrides.idle = nil
+            default:
+                let valid = ControlInterface.SetDeviceParameters.clearable.joined(separator: ", ")
+                throw VarlinkError.invalidParameter("clear", description: "'\(name)' is not one of \(valid)")
+            }
+        }
+        if let level = parameters.batteryLevel { overrides.batteryLevel = level }
+        if let charging = parameters.charging { overrides.charging = charging }
+        if let network = parameters.network {
+            guard let kind = NetworkKind(rawValue: network) else {
+                throw VarlinkError.invalidParameter("network", description: "must be none, unmetered or metered")
+            }
+            overrides.network = kind
+        }
+        if let idle = parameters.idle { overrides.idle = idle }
+        try control { () throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
+        if let lowPower = parameters.lowPowerMode {
+            var settings = core.device.settings
+            settings.lowPowerMode = lowPower
+            apply(core.setDeviceSettings(settings, at: now))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import OffstageProtocol
+
+/// `on`, `off`, or `auto` (back to what the machine reports).
+enum Switch: String, ExpressibleByArgument, CaseIterable {
+    case on, off, auto
+}
+
+/// A network kind, or `auto`.
+enum NetworkChoice: String, ExpressibleByArgument, CaseIterable {
+    case none, unmetered, metered, auto
+}
+
+struct Device: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show or set the device's power, network and idle state, as the scheduler sees them.",
+        discussion: """
+            Without options, prints the conditions, what the machine reports, and what was set by hand. Each option \
+            sets a condition by hand, overriding the machine, until set to auto again. For example: \
+            `offstage device --charging off --network metered`.
+            """)
+    @OptionGroup var globals: GlobalOptions
+    @Option(help: ArgumentHelp("Battery charge in percent (0-100), or auto.", valueName: "N|auto")) var battery: String?
+    @Option(help: "External power connected: on, off or auto.") var charging: Switch?
+    @Option(help: "Network kind: none, unmetered, metered or auto.") var network: NetworkChoice?
+    @Option(name: .customLong("low-power"), help: "Low power mode: on or off.") var lowPower: Switch?
+    @Option(help: "Device idle (not in use): on, off or auto (idle once locked long enough).") var idle: Switch?
+
+    func validate() throws {
+        if let battery, battery != "auto", Int(battery).map({ (0...100).contains($0) }) != true {
+            throw ValidationError("--battery must be a percentage from 0 to 100, or auto; got '\(battery)'")
+        }
+        if lowPower == .auto { throw ValidationError("--low-power is a setting: give on or off") }
+    }
+
+    func run(with client: ControlClient) throws {
+        let changes = [battery != nil, charging != nil, network != nil, lowPower != nil, idle != nil].contains(true)
+        let reply: ControlInterface.DeviceReply
+        if changes {
+            var clear: [String] = []
+            var parameters = ControlInterface.SetDeviceParameters()
+            if battery == "auto" { clear.append("batteryLevel") } else { parameters.batteryLevel = battery.flatMap(Int.init) }
+            switch charging {
+            case .auto: clear.append("charging")
+            case .on, .off: parameters.charging = charging == .on
+            case nil: break
+            }
+            switch network {
+            case .auto: clear.append("network")
+            case .some(let kind): parameters.network = kind.rawValue
+            case nil: break
+            }
+            switch idle {
+            case .auto: clear.append("idle")
+            case .on, .off: parameters.idle = idle == .on
+            case nil: break
+            }
+            if let lowPower { parameters.lowPowerMode = lowPower == .on }
+            parameters.clear = clear
+            reply = try client.call(ControlInterface.Method.setDevice, parameters, as: ControlInterface.DeviceReply.self)
+        } else {
+            reply = try client.call(ControlInterface.Method.getDevice, NoParameters(), as: ControlInterface.DeviceReply.self)
+        }
+        try client.output(reply, text: Table.device(reply))
+    }
+}
+
+struct Tasks: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List pending and running background work, with its planned time and what holds it back.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("Only this app's.", valueName: "APP_ID")) var app: String?
+
+    func run(with client: ControlClient) throws {
+        let reply = try client.call(
+            ControlInterface.Method.tasks, ControlInterface.TasksParameters(app: app), as: ControlInterface.TasksReply.self)
+        try client.output(reply.tasks, text: Table.tasks(reply.tasks))
+    }
+}
+
+struct Explain: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Explain when an app's background work runs and, if not now, which condition or budget holds it back.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+    @Argument(help: ArgumentHelp("One task identifier (or fetch).", valueName: "IDENTIFIER")) var identifier: String?
+
+    func run(with client: ControlClient) throws {
+        let reply = try client.call(
+            ControlInterface.Method.explain, ControlInterface.TaskParameters(app: app, identifier: identifier),
+            as: ControlInterface.ExplainReply.self)
+        try client.output(reply, text: Table.explain(reply, app: app))
+    }
+}
+
+struct RunTask: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run-task",
+        abstract: "Run a pending task now, whatever the conditions: the same effects as a real decision, marked forced.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+    @Argument(help: ArgumentHelp("The task identifier (fetch for the legacy fetch).", valueName: "IDENTIFIER"))
+    var identifier: String
+
+    func run(with client: ControlClient) throws {
+        _ = try client.call(ControlInterface.Method.runTask, ControlInterface.TaskParameters(app: app, identifier: identifier))
+        try client.output(["app": app, "identifier": identifier, "started": "forced"], text: "started \(identifier) in \(app) (forced)")
+    }
+}
+
+struct ExpireTask: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "expire-task", abstract: "Call a running task's expiration handler now.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+    @Argument(help: ArgumentHelp("The running task's identifier.", valueName: "IDENTIFIER")) var identifier: String
+
+    func run(with client: ControlClient) throws {
+        _ = try client.call(ControlInterface.Method.expireTask, ControlInterface.TaskParameters(app: app, identifier: identifier))
+        try client.output(["app": app, "identifier": identifier, "expired": "forced"], text: "expiring \(identifier) in \(app)")
+    }
+}
+
+struct Fetch: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Simulate a background fetch: launch or resume the app and call its perform-fetch handler (forced).")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+
+    func run(with client: ControlClient) throws {
+        _ = try client.call(ControlInterface.Method.fetch, ControlInterface.AppParameters(id: app))
+        try client.output(["app": app, "fetch": "forced"], text: "fetching \(app) (forced)")
+    }
+}
