@@ -128,6 +128,7 @@ public final class Application {
             launchReason = reason
             applicationState = reason.isBackground ? .background : .inactive
             _ = delegate?.application(self, didFinishLaunchingWithOptions: LaunchOptions(reason: reason))
+            TaskScheduler.shared.launchFinished()
             link.launchCompleted(state: applicationState.rawValue)
             publish(.didFinishLaunching(reason), Self.didFinishLaunchingNotification)
         case "didBecomeActive":
@@ -159,6 +160,8 @@ public final class Application {
             for id in callback.taskIds ?? [] {
                 link.takeExpirationHandler(BackgroundTaskIdentifier(rawValue: id))?()
             }
+        case "runTask", "performFetch", "taskExpiring":
+            handleScheduledWork(callback)
         default:
             // A newer daemon may send kinds this SDK does not know: answer so it is not held up.
             break

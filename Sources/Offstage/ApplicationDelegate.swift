@@ -19,6 +19,27 @@ public protocol ApplicationDelegate: AnyObject {
     func applicationWillEnterForeground(_ application: Application)
     /// The app is about to be terminated while running. The process exits when this returns.
     func applicationWillTerminate(_ application: Application)
+    /// The system launched or resumed the app in the background to fetch new content (the legacy background
+    /// fetch, SPEC SCH-4; see ``Application/setMinimumBackgroundFetchInterval(_:)``).
+    ///
+    /// Start the download and return; call `completionHandler` once, from any thread, within about 30 s, with
+    /// ``BackgroundFetchResult/newData``, ``BackgroundFetchResult/noData`` or ``BackgroundFetchResult/failed``.
+    /// The scheduler fetches less often for apps that report no data or fail. A later call is ignored; if it is
+    /// never called in time the SDK completes the fetch with `.failed` (with a line on standard error) rather than
+    /// let the app be terminated.
+    ///
+    /// Implement this method or ``applicationPerformFetch(_:)``, not both: the default implementation calls
+    /// the async method. Note the closure is `@Sendable`: a declaration without it does not implement this
+    /// requirement.
+    func application(
+        _ application: Application,
+        performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
+    /// The async form of ``application(_:performFetchWithCompletionHandler:)``: return the fetch's result. If the
+    /// fetch's time runs out first, the task running this method is cancelled and the fetch completed as `.failed`.
+    ///
+    /// The default implementation, for an app that implements neither form, returns `.noData` at once and writes a
+    /// line to standard error: the app asked for fetches (or declared `fetch`) without handling them.
+    func applicationPerformFetch(_ application: Application) async -> BackgroundFetchResult
 }
 
 extension ApplicationDelegate {

@@ -1,0 +1,2 @@
+/// A run of an ``AppRefreshTaskRequest``, as `BGAppRefreshTask`: about 30 s to fetch new content.
+public final class AppRefreshTask: BackgroundTask, @unchecked Sendable {}
