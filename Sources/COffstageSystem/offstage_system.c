@@ -16,6 +16,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
 
 // Older headers lack these; the values are the kernel ABI.
 #ifndef SYS_pidfd_open
@@ -149,6 +152,37 @@ int offstage_poll_priority(int fd, int64_t timeout_ns) {
         return errno == EINTR ? 0 : -1;
     }
     return count == 0 ? 0 : entry.revents;
+}
+
+// MARK: - Kernel change notifications (device conditions)
+
+static int netlink_socket(int protocol, uint32_t groups) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, protocol);
+    if (fd < 0) {
+        return -1;
+    }
+    struct sockaddr_nl address;
+    memset(&address, 0, sizeof address);
+    address.nl_family = AF_NETLINK;
+    // nl_pid 0: the kernel assigns a unique port id, so several watchers can live in one process.
+    address.nl_pid = 0;
+    address.nl_groups = groups;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int bind_error = errno;
+        close(fd);
+        errno = bind_error;
+        return -1;
+    }
+    return fd;
+}
+
+int offstage_uevent_socket(void) {
+    // Group 1 carries the kernel's uevents; group 2 is where udev re-broadcasts them after processing.
+    return netlink_socket(NETLINK_KOBJECT_UEVENT, 1);
+}
+
+int offstage_route_change_socket(void) {
+    return netlink_socket(NETLINK_ROUTE, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR);
 }
 
 // MARK: - Spawning

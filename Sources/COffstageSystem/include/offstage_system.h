@@ -88,6 +88,16 @@ int offstage_eventfd(void);
 /// with sub-millisecond resolution. Returns the revents (0 on timeout or EINTR).
 int offstage_poll_priority(int fd, int64_t timeout_ns);
 
+// MARK: - Kernel change notifications (device conditions)
+
+/// A netlink socket receiving the kernel's device events (NETLINK_KOBJECT_UEVENT, multicast group 1: the
+/// kernel's own messages, not udev's re-broadcasts), bound, close-on-exec and non-blocking.
+int offstage_uevent_socket(void);
+
+/// A NETLINK_ROUTE socket subscribed to link and address changes (RTMGRP_LINK, RTMGRP_IPV4_IFADDR and
+/// RTMGRP_IPV6_IFADDR), bound, close-on-exec and non-blocking.
+int offstage_route_change_socket(void);
+
 // MARK: - Spawning
 
 /// Where a spawn failed; the child reports the step and errno through a close-on-exec pipe.
