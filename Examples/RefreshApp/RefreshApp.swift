@@ -4,7 +4,7 @@ import Offstage
 import Synchronization
 
 /// The app-refresh recipe of the BackgroundTasks framework: register a launch handler for `com.example.refresh`
-/// at launch, submit an app-refresh request for 60 s from now, and in the handler resubmit, save the time of the
+/// at launch, submit an app-refresh request for 60 s from now (`--earliest-seconds`), and in the handler resubmit, save the time of the
 /// refresh in the ``DurableStore`` and complete the task. The expiration handler completes with failure.
 ///
 /// At launch it also tries to register `com.example.unlisted`, which the manifest does not list, and prints that
@@ -15,6 +15,7 @@ import Synchronization
 /// Options (in the manifest's `OffstageLinux.Arguments`):
 /// - `--refresh-seconds S`: take S seconds (on another thread) to refresh instead of completing at once, so that
 ///   the expiration handler can be seen (`offstage expire-task`).
+/// - `--earliest-seconds S`: submit requests with their earliest begin date S seconds ahead (default 60).
 /// - `--register-late`: also try to register a launch handler when the app first becomes active, after launch has
 ///   finished, and print that the scheduler refused it (SPEC SCH-1).
 @MainActor
@@ -22,10 +23,12 @@ final class RefreshAppDelegate: ApplicationDelegate {
     static let refreshIdentifier = "com.example.refresh"
     static let unlistedIdentifier = "com.example.unlisted"
     let refreshSeconds: Double
+    let earliestSeconds: Double
     var registersLate: Bool
 
     init(arguments: [String]) {
         refreshSeconds = option("--refresh-seconds", in: arguments).flatMap(Double.init) ?? 0
+        earliestSeconds = option("--earliest-seconds", in: arguments).flatMap(Double.init) ?? 60
         registersLate = arguments.contains("--register-late")
     }
 
@@ -66,7 +69,7 @@ final class RefreshAppDelegate: ApplicationDelegate {
 
     func scheduleAppRefresh() {
         let request = AppRefreshTaskRequest(identifier: Self.refreshIdentifier)
-        request.earliestBeginDate = Date(timeIntervalSinceNow: 60)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: earliestSeconds)
         do {
             try TaskScheduler.shared.submit(request)
             say("submitted refresh request \(Self.refreshIdentifier), earliest begin \(clock(request.earliestBeginDate!))")

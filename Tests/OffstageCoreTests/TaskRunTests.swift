@@ -184,3 +184,23 @@ struct ShutdownSchedulingTests {
         #expect(throws: CoreError.self) { try sim.runTaskNow(refreshApp, refreshID) }
     }
 }
+
+@Suite("Processing and back-off")
+struct ProcessingBackOffTests {
+    @Test("SCH-5: a processing task that failed (expired) and was resubmitted is not run again at once, but after the back-off")
+    func failedProcessingBacksOff() throws {
+        var tasks = TaskBehavior()
+        tasks.runtime = nil  // works until it expires, then completes as failed
+        tasks.resubmitAfter = .zero
+        var sim = Simulation()
+        try sim.setConditions(ConditionOverrides(charging: true, idle: true))
+        sim.install(
+            schedulingManifest(processingApp), behavior: AppBehavior().with(\.tasks, tasks),
+            pending: [.init(processingID, kind: .processing)])
+        sim.run(for: .seconds(3_600))
+        let runs = sim.runTimes(of: processingApp)
+        #expect(runs.count == 2, "\(runs.map(\.clockTime))")
+        if runs.count >= 2 { #expect(approximately((runs[1] - runs[0]).inSeconds, 1_800, within: 0.1), "30 min back-off after the first failure") }
+        #expect(sim.state(of: processingApp) == .suspended)
+    }
+}

@@ -1,8 +1,10 @@
 /// Inspecting and forcing scheduled work (SPEC SCH-8, SCH-9): what is planned and why, and the debug commands that
 /// have the same effects as a real decision, marked as forced in the log.
 extension OffstageCore {
-    /// Every request of one app, or of every app, with its plan and holds.
-    public func tasks(of id: AppID? = nil, at now: Instant) throws(CoreError) -> [TaskStatus] {
+    /// Every request of one app, or of every app, with its plan and holds. A legacy fetch whose interval is `never`
+    /// is not pending work and is left out unless `includingIdleFetch` (``explain(_:identifier:at:)`` shows it, to
+    /// say why the app is never fetched).
+    public func tasks(of id: AppID? = nil, includingIdleFetch: Bool = false, at now: Instant) throws(CoreError) -> [TaskStatus] {
         let ids: [AppID]
         if let id {
             _ = try entry(id)
@@ -23,6 +25,7 @@ extension OffstageCore {
             }
             let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
             for request in pendingRequests(of: entry) where !running.contains(request.identifier) {
+                if request.kind == .fetch, entry.durable.schedule.fetchInterval == .never, !includingIdleFetch { continue }
                 let holds = holds(on: request, of: entry, conditions, now: now)
                 let key = TaskKey(app: id, identifier: request.identifier)
                 let planned = holds.isEmpty ? plan[key] : nil
@@ -36,7 +39,7 @@ extension OffstageCore {
 
     /// Why one app's requests (or one of them) run when they do (SPEC SCH-8).
     public func explain(_ id: AppID, identifier: String? = nil, at now: Instant) throws(CoreError) -> [TaskStatus] {
-        let all = try tasks(of: id, at: now)
+        let all = try tasks(of: id, includingIdleFetch: true, at: now)
         guard let identifier else { return all }
         let matching = all.filter { $0.identifier == identifier }
         guard matching.isEmpty else { return matching }

@@ -50,6 +50,7 @@ public struct OffstageDaemonService: Service {
             engine.watcher = watcher
             engine.start()
         }.get()
+        let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
         try await server.start()
         logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
 
@@ -61,11 +62,29 @@ public struct OffstageDaemonService: Service {
         logger.notice("stopping: ending apps")
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
+        conditions?.shutdown()
         watcher.shutdown()
         control.removeAll()
         try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
         logger.notice("stopped")
+    }
+
+    /// Feeds the machine's power and network to the core now and whenever the kernel reports a change (SPEC SET-1).
+    /// Where the kernel's event sockets cannot be opened, the reading is taken once and a warning logged.
+    static func watchMachine(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> MachineConditionsWatcher? {
+        let apply: @Sendable (MachineReading) -> Void = { reading in
+            loop.execute { engine.apply(engine.core.machineReadingChanged(reading, at: engine.now)) }
+        }
+        do {
+            let watcher = try MachineConditionsWatcher(onChange: apply)
+            apply(watcher.current)
+            return watcher
+        } catch {
+            logger.warning("not watching power and network: \(error); read once at start")
+            apply(MachineConditionsReader().read())
+            return nil
+        }
     }
 
     /// The freezer the configuration asks for, or the best this machine allows, with the reason.

@@ -27,7 +27,8 @@ import Foundation
 ///    once per `dormantInterval`. Both limit how often an app *wakes* the device; while it is awake anyway, a dirty
 ///    app is refreshed regardless, since that wakes nothing.
 ///
-/// Processing requests are not about freshness: they run as soon as their conditions (idle, power) hold.
+/// Processing requests are not about freshness: they run as soon as their conditions (idle, power) hold, with the same
+/// back-off after runs that failed.
 public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
     /// Refresh this long before the predicted open, in seconds. Default 900 (15 min).
     public var lead: Double = 900
@@ -79,11 +80,11 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
         let shares = OpenShares(context)
         var targets: [(key: TaskKey, target: Target)] = []
         for candidate in context.candidates {
-            if candidate.request.kind == .processing {
-                decision.runNow(candidate.key, "processing runs as soon as its conditions hold")
-                continue
-            }
-            switch plan(for: candidate, context, shares) {
+            let plan =
+                candidate.request.kind == .processing
+                ? limited(Target(at: now, reason: "processing runs as soon as its conditions hold", notBefore: now), candidate, context)
+                : plan(for: candidate, context, shares)
+            switch plan {
             case .at(let target): targets.append((candidate.key, target))
             case .wait(let why): decision.planned[candidate.key] = PlannedRun(at: nil, reason: why)
             }
