@@ -62,7 +62,7 @@ struct CLITests {
             #expect(usage.status == 64 && usage.stderr.contains("not both"))
             let badSetting = try daemon.cli(["settings", "teleport=on"])
             #expect(badSetting.status == 1 && badSetting.stderr.contains("valid device settings: multitasking"))
-            let perApp = try daemon.cli(["settings", "background-refresh=off"])
+            let perApp = try daemon.cli(["settings", "background-data=off"])
             #expect(perApp.stderr.contains("is a per-app setting: add --app APP_ID"))
             let locked = try daemon.cli(["lock"])
             #expect(locked.status == 0)
