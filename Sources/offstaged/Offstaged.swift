@@ -2,6 +2,8 @@ import ArgumentParser
 import COffstageSystem
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import OffstageDaemon
 import OffstageProtocol
 import ServiceLifecycle
@@ -37,6 +39,10 @@ struct Offstaged: AsyncParsableCommand {
     /// Starts from a clean signal mask (see ``SignalMask``) before any thread exists, then runs the command.
     static func main() async {
         SignalMask.unblockAll()
+        // Swift concurrency's default executor on Linux runs on libdispatch's global queues, and once those are used
+        // libdispatch wakes the process every second to watch its thread pool. The daemon's tasks run on NIO's event
+        // loops instead, so an idle daemon makes no wake-ups at all (SPEC §11).
+        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         await main(nil)
     }
 
