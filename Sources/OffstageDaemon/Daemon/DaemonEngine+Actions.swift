@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import OffstageCore
 import OffstageProtocol
 
@@ -44,11 +45,9 @@ extension DaemonEngine {
         case .log(let entry):
             pendingLog.append(entry)
         case .saveApp(let id):
-            guard let entry = core.apps[id] else { return }
-            persist { try store.saveApp(entry.app, durable: entry.durable) }
+            unsavedApps.insert(id)
         case .saveDevice:
-            let device = core.device
-            persist { try store.saveDevice(device) }
+            deviceUnsaved = true
         case .forget(let id):
             forget(id)
         }
@@ -96,6 +95,7 @@ extension DaemonEngine {
     }
 
     func forget(_ id: AppID) {
+        unsavedApps.remove(id)
         persist { try store.deleteApp(id) }
         installer.remove(id)
         try? FileManager.default.removeItem(atPath: paths.data(id))
@@ -103,9 +103,21 @@ extension DaemonEngine {
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
     }
 
+    /// Writes the durable state the current input changed, in one transaction.
+    func saveState() {
+        guard !unsavedApps.isEmpty || deviceUnsaved else { return }
+        let apps = unsavedApps.sorted().compactMap { id in core.apps[id].map { ($0.app, $0.durable) } }
+        let device = deviceUnsaved ? core.device : nil
+        unsavedApps.removeAll(keepingCapacity: true)
+        deviceUnsaved = false
+        persist { try store.save(apps: apps, device: device) }
+    }
+
     // MARK: Event log
 
-    /// Writes the batch's log entries in one transaction and pushes them to followers.
+    /// Hands the batch's log entries to the log writer: the daemon's own worker thread appends them in one
+    /// transaction, off the event loop, so no call waits for its log line to reach the disk; then they go to
+    /// followers. The worker runs jobs in order, so a log read queued after them (``readLog``) sees them all.
     func flushLog() {
         guard !pendingLog.isEmpty else { return }
         let entries = pendingLog
@@ -115,13 +127,24 @@ extension DaemonEngine {
                 "\(entry.message)",
                 metadata: ["offstage.app": "\(entry.app?.rawValue ?? "-")", "offstage.kind": "\(entry.kind.rawValue)"])
         }
-        let ids: [Int64]
-        do {
-            ids = try store.appendLog(entries)
-        } catch {
-            logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
-            return
+        let store = store
+        threadPool.runIfActive(eventLoop: eventLoop) { try store.appendLog(entries) }.whenComplete { [self] result in
+            switch result {
+            case .success(let ids): publish(ids: ids, entries: entries)
+            case .failure(let error): logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
+            }
         }
+    }
+
+    /// Reads the log after every entry handed to the writer so far.
+    func readLog(app: AppID?, limit: Int) -> EventLoopFuture<[(Int64, LogEntry)]> {
+        flushLog()
+        let store = store
+        return threadPool.runIfActive(eventLoop: eventLoop) { try store.readLog(app: app, limit: limit) }
+    }
+
+    /// Pushes written entries to `offstage log --follow` callers.
+    func publish(ids: [Int64], entries: [LogEntry]) {
         guard !followers.isEmpty else { return }
         for (connection, follower) in followers {
             let lines = zip(ids, entries).filter { follower.app == nil || $0.1.app == follower.app }

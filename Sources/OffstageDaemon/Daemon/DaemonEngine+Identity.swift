@@ -11,13 +11,18 @@ enum CallerIdentity: Hashable {
 }
 
 extension DaemonEngine {
-    /// The caller of a connection, cached for the connection's life (a peer's pid cannot change).
+    /// The caller of a connection, cached for the connection's life (a peer's pid cannot change). A process that is
+    /// not an app may become one by attaching by hand: its cached identities are dropped then (``forgetIdentities``).
     func identify(_ context: VarlinkCallContext) -> CallerIdentity {
-        if let known = identities[context.connectionID] { return known }
+        if let known = identities[context.connectionID] { return known.identity }
         let identity = resolve(pid: context.peer.pid)
-        // A user connection may belong to a process that later attaches by hand; only apps are cached.
-        if case .app = identity { identities[context.connectionID] = identity }
+        identities[context.connectionID] = (context.peer.pid, identity)
         return identity
+    }
+
+    /// Drops what the connections of `pid` were identified as (it has just become an app's process).
+    func forgetIdentities(of pid: Int32) {
+        identities = identities.filter { $0.value.pid != pid }
     }
 
     func resolve(pid: Int32) -> CallerIdentity {

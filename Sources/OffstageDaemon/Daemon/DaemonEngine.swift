@@ -34,8 +34,11 @@ public final class DaemonEngine: @unchecked Sendable {
     /// `offstage log --follow` callers.
     var followers: [VarlinkConnectionID: LogFollower] = [:]
     /// The app each connection was identified as (identity never changes for a connection).
-    var identities: [VarlinkConnectionID: CallerIdentity] = [:]
+    var identities: [VarlinkConnectionID: (pid: Int32, identity: CallerIdentity)] = [:]
     var pendingLog: [LogEntry] = []
+    /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
+    var unsavedApps: Set<AppID> = []
+    var deviceUnsaved = false
     var actionQueue: [CoreAction] = []
     var applying = false
     var timer: Scheduled<Void>?
@@ -135,8 +138,9 @@ public final class DaemonEngine: @unchecked Sendable {
 
     // MARK: Applying actions
 
-    /// Carries out `actions`, and those of every core input they cause, in order; then writes the log entries
-    /// of the whole batch in one transaction and re-arms the timer.
+    /// Carries out `actions`, and those of every core input they cause, in order; then saves the state they changed
+    /// in one transaction (before the caller replies: persist, then acknowledge), hands the log entries to the log
+    /// writer, and re-arms the timer.
     func apply(_ actions: [CoreAction]) {
         eventLoop.preconditionInEventLoop()
         actionQueue.append(contentsOf: actions)
@@ -151,6 +155,7 @@ public final class DaemonEngine: @unchecked Sendable {
         actionQueue.removeAll(keepingCapacity: true)
         applying = false
         reserveNumbers()
+        saveState()
         flushLog()
         rearm()
     }

@@ -65,6 +65,8 @@ public struct OffstageDaemonService: Service {
         conditions?.shutdown()
         watcher.shutdown()
         control.removeAll()
+        // The log writer's last entries (the apps' exits) are on the disk before its thread stops.
+        _ = try? await loop.flatSubmit { engine.readLog(app: nil, limit: 0) }.get()
         try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
         logger.notice("stopped")

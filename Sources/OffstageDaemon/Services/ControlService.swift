@@ -229,15 +229,21 @@ extension DaemonEngine {
         }
         let follow = parameters.follow ?? false
         if follow { try request.requireMore() }
-        flushLog()
-        let rows = try store.readLog(app: app, limit: parameters.limit ?? (follow ? 50 : 1000))
-        let reply = ControlInterface.LogReply(entries: rows.map { ControlInterface.LogLine(id: $0.0, entry: $0.1) })
-        guard follow else {
-            responder.reply(reply)
-            return
+        // Read behind every entry already handed to the log writer; a follower joins when that read is answered, so
+        // it misses nothing written later and sees nothing twice (the writer runs jobs in order).
+        readLog(app: app, limit: parameters.limit ?? (follow ? 50 : 1000)).whenComplete { [self] result in
+            switch result {
+            case .success(let rows):
+                let reply = ControlInterface.LogReply(entries: rows.map { ControlInterface.LogLine(id: $0.0, entry: $0.1) })
+                guard follow else {
+                    responder.reply(reply)
+                    return
+                }
+                if responder.replyMore(reply) { followers[context.connectionID] = LogFollower(app: app, responder: responder) }
+            case .failure(let error):
+                responder.fail(failed("cannot read the event log: \(error)", fix: "check the state folder \(paths.root)"))
+            }
         }
-        responder.replyMore(reply)
-        followers[context.connectionID] = LogFollower(app: app, responder: responder)
     }
 
     func statusReply() -> ControlInterface.StatusReply {

@@ -99,6 +99,33 @@ public final class OffstageStore: Sendable {
         }
     }
 
+    /// Saves several apps and, if given, the device state in one transaction (the state an input changed).
+    public func save(apps: [(InstalledApp, AppDurableState)], device: DeviceState?) throws {
+        guard !apps.isEmpty || device != nil else { return }
+        let rows = try apps.map { app, durable in
+            [
+                app.id.rawValue, try encode(app.manifest), app.bundlePath, app.installedAt.secondsSinceEpoch,
+                try encode(app.settings), try encode(durable), app.sourceExecutable,
+            ] as StatementArguments
+        }
+        let deviceText = try device.map { try encode($0) }
+        try database.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO app (id, manifest, bundlePath, installedAt, settings, durable, sourceExecutable)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET manifest = excluded.manifest, bundlePath = excluded.bundlePath,
+                      installedAt = excluded.installedAt, settings = excluded.settings, durable = excluded.durable,
+                      sourceExecutable = excluded.sourceExecutable
+                    """)
+            for arguments in rows { try statement.execute(arguments: arguments) }
+            if let deviceText {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO device (id, state) VALUES (1, ?)")
+                    .execute(arguments: [deviceText])
+            }
+        }
+    }
+
     /// Removes an app and every row that belongs to it.
     public func deleteApp(_ id: AppID) throws {
         try database.write { db in
