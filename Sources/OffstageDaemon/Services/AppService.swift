@@ -121,7 +121,8 @@ extension DaemonEngine {
             try watcher.watch(pid: pid, startTime: ProcFS().startTime(of: pid))
             appsByPid[pid] = app
             persist { try store.saveProcess(.init(app: app, pid: pid, startTime: ProcFS().startTime(of: pid) ?? 0, startedAt: now)) }
-            identities[context.connectionID] = .app(app, pid: pid)
+            forgetIdentities(of: pid)
+            identities[context.connectionID] = (pid, .app(app, pid: pid))
             id = app
         }
         let report = AttachReport(
