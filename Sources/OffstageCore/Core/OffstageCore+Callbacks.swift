@@ -105,16 +105,18 @@ extension OffstageCore {
             && process.termination == nil && !process.isBusy
         if !idle {
             process.suspendAt = nil
-        } else if let at = process.suspendAt {
+        } else {
+            // Idle since `suspendAt - delay`; with no delay the freeze happens now, not one timer turn later.
+            let at = process.suspendAt ?? now + configuration.suspend
             if now >= at, let pid = process.pid {
                 process.suspendAt = nil
                 process.frozen = true
                 process.phase = .suspended
                 emit(.freeze(id, pid: pid))
                 log(now, id, .state, "suspended", state: .suspended)
+            } else {
+                process.suspendAt = at
             }
-        } else {
-            process.suspendAt = now + configuration.suspend
         }
         apps[id]?.process = process
     }

@@ -115,32 +115,52 @@ extension DaemonEngine {
 
     // MARK: Event log
 
-    /// Hands the batch's log entries to the log writer: the daemon's own worker thread appends them in one
-    /// transaction, off the event loop, so no call waits for its log line to reach the disk; then they go to
-    /// followers. The worker runs jobs in order, so a log read queued after them (``readLog``) sees them all.
+    /// Hands the batch's log entries to the log writer: the daemon's own worker thread appends them off the event
+    /// loop, so no call waits for its log line to reach the disk; then they go to followers. While one append runs,
+    /// later entries wait and go in the next transaction together, so a busy daemon writes fewer, larger batches.
     func flushLog() {
         guard !pendingLog.isEmpty else { return }
-        let entries = pendingLog
-        pendingLog.removeAll(keepingCapacity: true)
-        for entry in entries {
+        for entry in pendingLog {
             logger.info(
                 "\(entry.message)",
                 metadata: ["offstage.app": "\(entry.app?.rawValue ?? "-")", "offstage.kind": "\(entry.kind.rawValue)"])
         }
+        logBacklog.append(contentsOf: pendingLog)
+        pendingLog.removeAll(keepingCapacity: true)
+        writeLogBacklog()
+    }
+
+    /// Starts an append of everything waiting, unless one is running (its completion starts the next).
+    func writeLogBacklog() {
+        guard !logWriterBusy, !logBacklog.isEmpty else { return }
+        let entries = logBacklog
+        logBacklog.removeAll(keepingCapacity: true)
+        logWriterBusy = true
         let store = store
         threadPool.runIfActive(eventLoop: eventLoop) { try store.appendLog(entries) }.whenComplete { [self] result in
+            logWriterBusy = false
             switch result {
             case .success(let ids): publish(ids: ids, entries: entries)
             case .failure(let error): logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
             }
+            writeLogBacklog()
         }
     }
 
-    /// Reads the log after every entry handed to the writer so far.
+    /// Reads the log after every entry handed to the writer so far: entries still waiting are appended by the same
+    /// job, just before the read, and the worker runs jobs in order, after any append already running.
     func readLog(app: AppID?, limit: Int) -> EventLoopFuture<[(Int64, LogEntry)]> {
         flushLog()
+        let waiting = logBacklog
+        logBacklog.removeAll(keepingCapacity: true)
         let store = store
-        return threadPool.runIfActive(eventLoop: eventLoop) { try store.readLog(app: app, limit: limit) }
+        return threadPool.runIfActive(eventLoop: eventLoop) { () throws -> ([Int64], [(Int64, LogEntry)]) in
+            let ids = try store.appendLog(waiting)
+            return (ids, try store.readLog(app: app, limit: limit))
+        }.map { [self] ids, rows in
+            publish(ids: ids, entries: waiting)
+            return rows
+        }
     }
 
     /// Pushes written entries to `offstage log --follow` callers.

@@ -36,6 +36,9 @@ public final class DaemonEngine: @unchecked Sendable {
     /// The app each connection was identified as (identity never changes for a connection).
     var identities: [VarlinkConnectionID: (pid: Int32, identity: CallerIdentity)] = [:]
     var pendingLog: [LogEntry] = []
+    /// Log entries waiting for the log writer, and whether an append is running.
+    var logBacklog: [LogEntry] = []
+    var logWriterBusy = false
     /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
     var unsavedApps: Set<AppID> = []
     var deviceUnsaved = false
