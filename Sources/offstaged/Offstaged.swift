@@ -53,7 +53,9 @@ struct Offstaged: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let state = URL(fileURLWithPath: stateDirectory ?? OffstageSocketPath.defaultStateDirectory(environment: environment))
             .standardizedFileURL.path
-        let socketPath = OffstageSocketPath.resolve(explicit: socket, environment: environment, stateDirectory: state)
+        // Absolute: apps are started in their own data folders and are told this path.
+        let socketPath = URL(fileURLWithPath: OffstageSocketPath.resolve(
+            explicit: socket, environment: environment, stateDirectory: state)).standardizedFileURL.path
         var daemonConfiguration = DaemonConfiguration(stateDirectory: state, socketPath: socketPath)
         if let config {
             do {

@@ -93,21 +93,28 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Runs the `offstage` CLI against this daemon.
     @discardableResult
-    func cli(_ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = Self.products.appendingPathComponent("offstage")
-        process.arguments = ["--socket", socket] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+    func cli(_ arguments: [String]) throws -> Output { try Client(socket: socket).run(arguments) }
+
+    /// The built `offstage` CLI, pointed at one socket.
+    struct Client {
+        let socket: String
+
+        func run(_ arguments: [String]) throws -> Output {
+            let process = Process()
+            process.executableURL = DaemonHarness.products.appendingPathComponent("offstage")
+            process.arguments = ["--socket", socket] + arguments
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Output(
+                status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                stderr: String(decoding: stderr, as: UTF8.self))
+        }
     }
 
     /// Runs the CLI and requires success.
