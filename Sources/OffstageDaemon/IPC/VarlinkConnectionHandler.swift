@@ -48,12 +48,17 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// The channel is inactive.
     private(set) var isClosed = false
 
+    /// Final replies wait for the future it returns, if any.
+    let replyGate: VarlinkReplyGate?
+
     init(
         router: VarlinkRouter,
         callContext: VarlinkCallContext,
         maximumQueuedMessages: Int,
+        replyGate: VarlinkReplyGate? = nil,
         onClosed: @escaping @Sendable (VarlinkCallContext) -> Void
     ) {
+        self.replyGate = replyGate
         self.router = router
         self.callContext = callContext
         self.maximumQueuedMessages = maximumQueuedMessages

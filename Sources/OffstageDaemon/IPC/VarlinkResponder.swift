@@ -2,6 +2,9 @@ import Foundation
 import NIOCore
 import OffstageProtocol
 
+/// Returns a future that final replies must wait for, or nil to send them at once. Called on the event loop.
+public typealias VarlinkReplyGate = @Sendable () -> EventLoopFuture<Void>?
+
 /// Answers one Varlink call: once with `reply` or `fail`, or as a stream with `replyMore` followed by a final `reply`
 /// or `fail`.
 ///
@@ -116,12 +119,19 @@ final class VarlinkCallState {
 
     var connectionIsClosed: Bool { connection.isClosed }
 
-    /// Sends `message` (JSON text without NUL) for this call; `final` ends the call.
+    /// Sends `message` (JSON text without NUL) for this call; `final` ends the call. A final message waits for the
+    /// connection's reply gate, if it holds one back (the call counts as answered at once; the connection's next
+    /// call waits for the write, so replies keep their order).
     func send(_ message: Data, final: Bool) -> Bool {
         guard !isFinished else { return false }
         if final {
             isFinished = true
             closeCallbacks = []
+            if let held = connection.replyGate?() {
+                // The gate's future completes on this event loop, where the call state lives.
+                held.assumeIsolated().whenComplete { [self] _ in _ = connection.write(message, for: self, final: true) }
+                return !connection.isClosed
+            }
         }
         return connection.write(message, for: self, final: final)
     }

@@ -84,6 +84,7 @@ public final class VarlinkServer: Sendable {
         var interfaces: [(description: VarlinkInterfaceDescription, methods: [String: VarlinkMethodHandler])] = []
         var onOpened: [@Sendable (VarlinkCallContext) -> Void] = []
         var onClosed: [@Sendable (VarlinkCallContext) -> Void] = []
+        var replyGate: VarlinkReplyGate?
         var phase: Phase = .configuring
     }
 
@@ -148,6 +149,13 @@ public final class VarlinkServer: Sendable {
         setup.withLock { $0.onClosed.append(callback) }
     }
 
+    /// Holds back final replies (and errors) while `gate` returns a pending future, sending each when it completes.
+    /// The owner of state uses it to answer a call only once what the call changed is durable, without blocking the
+    /// event loop while it is written. Replies of a stream (`replyMore`) are not held. Called on the event loop.
+    public func holdFinalReplies(until gate: @escaping VarlinkReplyGate) {
+        setup.withLock { $0.replyGate = gate }
+    }
+
     // MARK: Running
 
     /// The socket path.
@@ -158,7 +166,7 @@ public final class VarlinkServer: Sendable {
     /// - Throws: `VarlinkServerError` when the socket path is taken by a live server or by a file that is not a
     ///   socket, or a directory cannot be created; NIO's `IOError` when binding fails.
     public func start() async throws {
-        let (router, onOpened, onClosed) = try setup.withLock { setup in
+        let (router, onOpened, onClosed, replyGate) = try setup.withLock { setup in
             guard case .configuring = setup.phase else { throw VarlinkServerError.alreadyStarted }
             setup.phase = .starting
             let router = VarlinkRouter(
@@ -168,14 +176,14 @@ public final class VarlinkServer: Sendable {
                 version: configuration.version,
                 url: configuration.url
             )
-            return (router, setup.onOpened, setup.onClosed)
+            return (router, setup.onOpened, setup.onClosed, setup.replyGate)
         }
         let path = configuration.socketPath
         let channel: any Channel
         let socketFile: VarlinkSocketFileIdentity?
         do {
             try VarlinkSocketFile.prepare(path)
-            channel = try await makeBootstrap(router: router, onOpened: onOpened, onClosed: onClosed)
+            channel = try await makeBootstrap(router: router, onOpened: onOpened, onClosed: onClosed, replyGate: replyGate)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false)
                 .get()
             guard chmod(path, mode_t(configuration.socketMode)) == 0 else {
@@ -214,7 +222,8 @@ public final class VarlinkServer: Sendable {
     private func makeBootstrap(
         router: VarlinkRouter,
         onOpened: [@Sendable (VarlinkCallContext) -> Void],
-        onClosed: [@Sendable (VarlinkCallContext) -> Void]
+        onClosed: [@Sendable (VarlinkCallContext) -> Void],
+        replyGate: VarlinkReplyGate?
     ) -> ServerBootstrap {
         let maximumMessageSize = configuration.maximumMessageSize
         let maximumQueuedCalls = configuration.maximumQueuedCalls
@@ -244,7 +253,8 @@ public final class VarlinkServer: Sendable {
                     let handler = VarlinkConnectionHandler(
                         router: router,
                         callContext: context,
-                        maximumQueuedMessages: maximumQueuedCalls
+                        maximumQueuedMessages: maximumQueuedCalls,
+                        replyGate: replyGate
                     ) { context in
                         self.connections.withLock { _ = $0.removeValue(forKey: context.connectionID) }
                         for callback in onClosed { callback(context) }
