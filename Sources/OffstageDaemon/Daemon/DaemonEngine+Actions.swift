@@ -96,21 +96,36 @@ extension DaemonEngine {
 
     func forget(_ id: AppID) {
         unsavedApps.remove(id)
-        persist { try store.deleteApp(id) }
+        // Through the writer, after any save of this app still queued there, so none can bring it back.
+        let store = store
+        writeDurably("uninstall") { try store.deleteApp(id) }
         installer.remove(id)
         try? FileManager.default.removeItem(atPath: paths.data(id))
         try? FileManager.default.removeItem(atPath: paths.output(id))
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
     }
 
-    /// Writes the durable state the current input changed, in one transaction.
+    /// Hands the durable state the current input changed to the writer thread, as one transaction.
     func saveState() {
         guard !unsavedApps.isEmpty || deviceUnsaved else { return }
         let apps = unsavedApps.sorted().compactMap { id in core.apps[id].map { ($0.app, $0.durable) } }
         let device = deviceUnsaved ? core.device : nil
         unsavedApps.removeAll(keepingCapacity: true)
         deviceUnsaved = false
-        persist { try store.save(apps: apps, device: device) }
+        let store = store
+        writeDurably("state") { try store.save(apps: apps, device: device) }
+    }
+
+    /// Runs a durable write on the writer thread. Jobs run in order, so the latest one completing means every earlier
+    /// one has: final replies wait for it (``durableWrite``), and the event loop goes on meanwhile.
+    func writeDurably(_ what: String, _ job: @escaping @Sendable () throws -> Void) {
+        let written = threadPool.runIfActive(eventLoop: eventLoop, job).recover { [logger] error in
+            logger.error("store write failed (\(what))", metadata: ["offstage.error": "\(error)"])
+        }
+        durableWrite = written
+        written.whenComplete { [self] _ in
+            if durableWrite === written { durableWrite = nil }
+        }
     }
 
     // MARK: Event log

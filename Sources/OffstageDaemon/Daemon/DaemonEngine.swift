@@ -39,6 +39,8 @@ public final class DaemonEngine: @unchecked Sendable {
     /// Log entries waiting for the log writer, and whether an append is running.
     var logBacklog: [LogEntry] = []
     var logWriterBusy = false
+    /// The latest durable write handed to the writer thread, until it completes; final replies wait for it.
+    var durableWrite: EventLoopFuture<Void>?
     /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
     var unsavedApps: Set<AppID> = []
     var deviceUnsaved = false
@@ -141,9 +143,9 @@ public final class DaemonEngine: @unchecked Sendable {
 
     // MARK: Applying actions
 
-    /// Carries out `actions`, and those of every core input they cause, in order; then saves the state they changed
-    /// in one transaction (before the caller replies: persist, then acknowledge), hands the log entries to the log
-    /// writer, and re-arms the timer.
+    /// Carries out `actions`, and those of every core input they cause, in order; then hands the state they changed
+    /// (one transaction) and the log entries to the writer thread, and re-arms the timer. The caller's reply waits
+    /// for the state to be written (persist, then acknowledge) but the event loop does not.
     func apply(_ actions: [CoreAction]) {
         eventLoop.preconditionInEventLoop()
         actionQueue.append(contentsOf: actions)

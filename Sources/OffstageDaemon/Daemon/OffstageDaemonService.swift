@@ -46,6 +46,8 @@ public struct OffstageDaemonService: Service {
         server.register(AppService(engine: engine))
         server.register(ControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
+        // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
+        server.holdFinalReplies { engine.durableWrite }
         try await loop.submit {
             engine.watcher = watcher
             engine.start()

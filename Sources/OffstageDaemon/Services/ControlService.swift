@@ -154,11 +154,11 @@ extension DaemonEngine {
                     settings: existing?.app.settings ?? AppSettings(), sourceExecutable: source)
                 do {
                     try FileManager.default.createDirectory(atPath: paths.data(manifest.id), withIntermediateDirectories: true)
-                    try store.saveApp(app, durable: existing?.durable ?? AppDurableState())
                 } catch {
-                    responder.fail(failed("cannot record the installation: \(error)", fix: "check the state folder \(paths.root)"))
+                    responder.fail(failed("cannot create the app's data folder: \(error)", fix: "check the state folder \(paths.root)"))
                     return
                 }
+                // The core saves the installation; the reply waits until it is written.
                 let (outcome, actions) = core.install(app, at: now)
                 apply(actions)
                 responder.reply(ControlInterface.InstallReply(id: manifest.id.rawValue, outcome: outcome.rawValue))

@@ -81,24 +81,6 @@ public final class OffstageStore: Sendable {
         }
     }
 
-    /// Inserts or replaces an app.
-    public func saveApp(_ app: InstalledApp, durable: AppDurableState) throws {
-        try database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO app (id, manifest, bundlePath, installedAt, settings, durable, sourceExecutable)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET manifest = excluded.manifest, bundlePath = excluded.bundlePath,
-                      installedAt = excluded.installedAt, settings = excluded.settings, durable = excluded.durable,
-                      sourceExecutable = excluded.sourceExecutable
-                    """,
-                arguments: [
-                    app.id.rawValue, try encode(app.manifest), app.bundlePath, app.installedAt.secondsSinceEpoch,
-                    try encode(app.settings), try encode(durable), app.sourceExecutable,
-                ])
-        }
-    }
-
     /// Saves several apps and, if given, the device state in one transaction (the state an input changed).
     public func save(apps: [(InstalledApp, AppDurableState)], device: DeviceState?) throws {
         guard !apps.isEmpty || device != nil else { return }
@@ -144,15 +126,6 @@ public final class OffstageStore: Sendable {
         }
     }
 
-    /// Saves the device state.
-    public func saveDevice(_ state: DeviceState) throws {
-        let text = try encode(state)
-        try database.write { db in
-            try db.execute(
-                sql: "INSERT INTO device (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state",
-                arguments: [text])
-        }
-    }
 
     // MARK: Processes
 
