@@ -80,10 +80,15 @@ struct ExitWatcherTests {
         let watcher = try ExitWatcher(mode: .ownChildrenOnly) { _, _ in }
         _ = ProcessFixtures.eventually { watcher.threadIDs.count == 1 }
         let threads = watcher.threadIDs
+        func name(_ thread: Int32) -> String {
+            (try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8)) ?? ""
+        }
+        #expect(threads.allSatisfy { name($0).hasPrefix("offstage-") }, "the watcher's threads carry its names")
         watcher.shutdown()
         watcher.shutdown()
         for thread in threads {
-            #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)"))
+            // The tid may already belong to another thread of this test process: what must be gone is the watcher's.
+            #expect(!name(thread).hasPrefix("offstage-"), "thread \(thread) is still \(name(thread))")
         }
         #expect(throws: ProcessControlError.watcherStopped) { try watcher.watch(pid: getpid()) }
     }
