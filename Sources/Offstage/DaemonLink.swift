@@ -112,9 +112,30 @@ final class DaemonLink: Sendable {
         }
     }
 
+    /// A call the daemon answers with nothing (`oneway`), on the request connection: the caller does not wait for a
+    /// reply, and calls on the connection keep their order.
+    func notify<Parameters: Encodable>(_ method: String, _ parameters: Parameters) throws {
+        try requests.withLock { connection in
+            var lastError: (any Error)?
+            for _ in 0..<2 {
+                do {
+                    if connection == nil { connection = try VarlinkConnection(path: socketPath) }
+                    return try connection!.oneway(method, parameters, timeout: Self.requestTimeout)
+                } catch {
+                    connection?.close()
+                    connection = nil
+                    lastError = error
+                }
+            }
+            throw lastError!
+        }
+    }
+
+    /// Tells the daemon a callback's handler returned. Oneway: the app goes on at once (a lifecycle transition is a
+    /// chain of callbacks, and waiting for an empty reply to each doubled its thread hops).
     func callbackDone(_ id: UInt64) {
         do {
-            _ = try request(AppInterface.Method.callbackDone, AppInterface.CallbackDoneParameters(id: id), as: EmptyReply.self)
+            try notify(AppInterface.Method.callbackDone, AppInterface.CallbackDoneParameters(id: id))
         } catch {
             // The daemon sends the callback again after it restarts; the answer is given then.
             FileHandle.standardError.write(Data("offstage: could not answer callback \(id): \(error)\n".utf8))
