@@ -29,6 +29,19 @@ struct CgroupHierarchy: Sendable {
         try makeDirectory(instancePath)
     }
 
+    /// Checks that the hierarchy can be used: the mount is writable and the instance directory can be created.
+    /// Returns whether it was created now; throws `ProcessControlError.unavailable` saying why not.
+    func prepareInstance() throws -> Bool {
+        guard !mount.isReadOnly else {
+            throw ProcessControlError.unavailable(kind: kind, reason: "\(mount.mountPoint) is mounted read-only")
+        }
+        do {
+            return try createInstanceDirectory()
+        } catch {
+            throw ProcessControlError.unavailable(kind: kind, reason: "\(error)")
+        }
+    }
+
     /// The group of `key`, creating its directory unless it exists.
     func makeGroup(forApp key: String) throws -> AppGroup {
         let name = try CgroupName.escape(key)

@@ -30,16 +30,7 @@ public struct FreezerCgroupV1: ProcessControl {
     }
 
     private func probe() throws {
-        guard !hierarchy.mount.isReadOnly else {
-            throw ProcessControlError.unavailable(
-                kind: .cgroupV1, reason: "\(hierarchy.mount.mountPoint) is mounted read-only")
-        }
-        let created: Bool
-        do {
-            created = try hierarchy.createInstanceDirectory()
-        } catch {
-            throw ProcessControlError.unavailable(kind: .cgroupV1, reason: "\(error)")
-        }
+        let created = try hierarchy.prepareInstance()
         let stateFile = CgroupHierarchy.join(hierarchy.instancePath, "freezer.state")
         guard syscalls.fileExists(stateFile) else {
             if created { hierarchy.remove(directory: hierarchy.instancePath) }

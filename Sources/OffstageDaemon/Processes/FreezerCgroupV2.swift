@@ -28,16 +28,7 @@ public struct FreezerCgroupV2: ProcessControl {
     }
 
     private func probe() throws {
-        guard !hierarchy.mount.isReadOnly else {
-            throw ProcessControlError.unavailable(
-                kind: .cgroupV2, reason: "\(hierarchy.mount.mountPoint) is mounted read-only")
-        }
-        let created: Bool
-        do {
-            created = try hierarchy.createInstanceDirectory()
-        } catch {
-            throw ProcessControlError.unavailable(kind: .cgroupV2, reason: "\(error)")
-        }
+        let created = try hierarchy.prepareInstance()
         let freezeFile = CgroupHierarchy.join(hierarchy.instancePath, "cgroup.freeze")
         do {
             guard syscalls.fileExists(freezeFile) else {

@@ -1,0 +1,47 @@
+import Benchmark
+
+/// The Offstage benchmarks. Each runs once (it takes its own samples: thousands of calls, hundreds of lifecycle
+/// cycles, a 60 s idle window), prints its figure next to a baseline measured in the same run, and records the
+/// samples as custom metrics so the benchmark tool's table shows their percentiles too.
+///
+/// Run with `swift package --package-path Benchmarks benchmark` from the repository root (release build).
+let benchmarks: @Sendable () -> Void = {
+    func once(_ metrics: [BenchmarkMetric], seconds: Int) -> Benchmark.Configuration {
+        Benchmark.Configuration(
+            metrics: metrics,
+            units: Dictionary(uniqueKeysWithValues: metrics.map { ($0, BenchmarkUnits.count) }),
+            warmupIterations: 0,
+            maxDuration: .seconds(seconds),
+            maxIterations: 1)
+    }
+
+    Benchmark(
+        "SDK call round trip",
+        configuration: once(
+            [Metrics.sdkBegin, Metrics.sdkEnd, Metrics.sdkPair, Metrics.bareBegin, Metrics.bareEnd, Metrics.barePair],
+            seconds: 300)
+    ) { benchmark in
+        try SDKCallBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Lifecycle: home → frozen, open → active",
+        configuration: once([Metrics.homeFrozen, Metrics.rawFreeze, Metrics.openActive, Metrics.rawThaw], seconds: 300)
+    ) { benchmark in
+        try LifecycleBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Daemon memory, 100 apps",
+        configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
+    ) { benchmark in
+        try FootprintBenchmarks.runMemory(benchmark)
+    }
+
+    Benchmark(
+        "Idle wake-ups, 60 s",
+        configuration: once([Metrics.wakeups, Metrics.emptyWakeups, Metrics.tickWakeups], seconds: 300)
+    ) { benchmark in
+        try FootprintBenchmarks.runWakeups(benchmark)
+    }
+}

@@ -1,0 +1,77 @@
+import Benchmark
+import Foundation
+import OffstageBenchKit
+
+/// The lines each benchmark prints: the figure, the baseline measured in the same run, their ratio and the
+/// verdict against the target. The benchmark tool's own table shows the same samples as custom metrics.
+enum Report {
+    static func heading(_ title: String) {
+        print("")
+        print("== \(title) ==")
+        print("   \(machine)")
+    }
+
+    /// One row of a latency distribution given in nanoseconds.
+    static func latency(_ label: String, _ distribution: Distribution) {
+        let cells = [distribution.p50, distribution.p90, distribution.p99, distribution.maximum].map(microseconds)
+        print("   \(label.padding(toLength: 46, withPad: " ", startingAt: 0)) p50 \(cells[0])  p90 \(cells[1])  p99 \(cells[2])  max \(cells[3])  (n=\(distribution.count))")
+    }
+
+    static func line(_ text: String) { print("   " + text) }
+
+    static func microseconds(_ nanoseconds: Double) -> String {
+        // The unit is appended, not formatted: only ASCII goes through String(format:).
+        String(format: "%8.1f", nanoseconds / 1000) + " µs"
+    }
+
+    static func ratio(_ figure: Double, _ baseline: Double) -> String {
+        baseline > 0 ? String(format: "%.2f×", figure / baseline) : "n/a"
+    }
+
+    static func verdict(_ met: Bool) -> String { met ? "MET" : "MISSED" }
+
+    /// CPU model, cores, kernel: what the figures were measured on.
+    static let machine: String = {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+        var name = utsname()
+        uname(&name)
+        let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+            .joined(separator: " ") ?? "?"
+        return "machine: \(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(release); load average \(load)"
+    }()
+
+    /// Records every sample under a custom metric, so the benchmark tool's table shows its percentiles too.
+    static func record(_ benchmark: Benchmark, _ metric: BenchmarkMetric, _ samples: [UInt64]) {
+        for sample in samples { benchmark.measurement(metric, Int(clamping: sample)) }
+    }
+}
+
+/// The custom metrics, one per figure and baseline. Latencies are in nanoseconds, memory in kB.
+enum Metrics {
+    static func latency(_ name: String) -> BenchmarkMetric { .custom(name + " (ns)", polarity: .prefersSmaller, useScalingFactor: false) }
+    static func count(_ name: String) -> BenchmarkMetric { .custom(name, polarity: .prefersSmaller, useScalingFactor: false) }
+
+    static let sdkPair = latency("SDK begin+end pair")
+    static let sdkBegin = latency("SDK beginBackgroundTask")
+    static let sdkEnd = latency("SDK endBackgroundTask")
+    static let barePair = latency("bare Unix-socket pair")
+    static let bareBegin = latency("bare round trip, begin sizes")
+    static let bareEnd = latency("bare round trip, end sizes")
+
+    static let homeFrozen = latency("home → app frozen")
+    static let rawFreeze = latency("raw cgroup freeze")
+    static let openActive = latency("open → did-become-active")
+    static let rawThaw = latency("raw thaw + socket round trip")
+
+    static let rss = count("daemon VmRSS, 100 apps/10 launched (kB)")
+    static let hwm = count("daemon VmHWM, 100 apps/10 launched (kB)")
+    static let idleRSS = count("idle daemon VmRSS, 0 apps (kB)")
+    static let idleHWM = count("idle daemon VmHWM, 0 apps (kB)")
+
+    static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
+    static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
+    static let tickWakeups = count("1 Hz timer wake-ups in 60 s")
+}

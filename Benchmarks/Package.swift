@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Warnings are errors in the benchmarks' own targets, as in the main package.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
+/// The Offstage benchmarks: a package of their own, so the main package's build and tests never compile the
+/// benchmark harness. Run from the repository root with `swift package --package-path Benchmarks benchmark`.
+let package = Package(
+    name: "OffstageBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(name: "Offstage", path: ".."),
+    ],
+    targets: [
+        // Clock, percentiles, plain Unix sockets and the report formats shared by the probe and the benchmarks.
+        .target(name: "OffstageBenchKit", swiftSettings: strict),
+        // The app the benchmarks install: a real app on the Offstage SDK.
+        .executableTarget(
+            name: "OffstageBenchProbe",
+            dependencies: [
+                "OffstageBenchKit",
+                .product(name: "Offstage", package: "Offstage"),
+                .product(name: "OffstageProtocol", package: "Offstage"),
+            ],
+            swiftSettings: strict
+        ),
+        // The baselines' other end: an echo server and a 1 Hz timer, with no SDK and no Foundation.
+        .executableTarget(name: "OffstageBenchHelper", dependencies: ["OffstageBenchKit"], swiftSettings: strict),
+        // The benchmarks. Depending on the daemon, the probe and the helper makes SwiftPM build them (in release,
+        // as the benchmark plugin builds) next to the benchmark executable, where it finds them.
+        .executableTarget(
+            name: "OffstageBenchmarks",
+            dependencies: [
+                "OffstageBenchKit",
+                "OffstageBenchProbe",
+                "OffstageBenchHelper",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "offstaged", package: "Offstage"),
+                .product(name: "OffstageProtocol", package: "Offstage"),
+            ],
+            path: "Benchmarks/OffstageBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

@@ -1,0 +1,201 @@
+import Foundation
+import Offstage
+import OffstageBenchKit
+import OffstageProtocol
+
+/// The app the benchmarks install: a real app on the SDK, launched by the real daemon, so that the daemon knows it
+/// by its peer credentials as it knows any app. Its arguments (the manifest's `OffstageLinux.Arguments`) choose
+/// what it does:
+///
+/// - `--calls --count N --warmup W --echo SOCKET --out FILE`: once active, measures N
+///   `beginBackgroundTask`/`endBackgroundTask` pairs through the SDK and N bare round trips of the same message
+///   sizes to the echo server at SOCKET, in alternating blocks, and writes a ``CallsReport`` to FILE.
+/// - `--lifecycle --report SOCKET`: records when its handlers run and sends a ``LifecycleStamp`` datagram to
+///   SOCKET from each did-become-active.
+/// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
+@MainActor
+final class ProbeDelegate: ApplicationDelegate {
+    enum Mode {
+        case calls(count: Int, warmup: Int, echo: String, out: String)
+        case lifecycle(report: String)
+        case idle
+    }
+
+    let mode: Mode
+    var callsStarted = false
+    var reportSocket: Int32 = -1
+    var willEnterForeground: (UInt64, UInt64) = (0, 0)
+    var willResignActive: (UInt64, UInt64) = (0, 0)
+    var didEnterBackground: (UInt64, UInt64) = (0, 0)
+
+    init(arguments: [String]) {
+        func value(_ flag: String) -> String? {
+            guard let index = arguments.firstIndex(of: flag), arguments.indices.contains(index + 1) else { return nil }
+            return arguments[index + 1]
+        }
+        if arguments.contains("--calls"), let echo = value("--echo"), let out = value("--out") {
+            mode = .calls(
+                count: value("--count").flatMap(Int.init) ?? 10_000, warmup: value("--warmup").flatMap(Int.init) ?? 500,
+                echo: echo, out: out)
+        } else if arguments.contains("--lifecycle"), let report = value("--report") {
+            mode = .lifecycle(report: report)
+        } else {
+            mode = .idle
+        }
+    }
+
+    // The handlers take their timestamps first and last, so what they report is the app's own time and the rest
+    // of a measured interval is the system's.
+
+    func applicationDidBecomeActive(_ application: Application) {
+        let now = MonotonicClock.now()
+        switch mode {
+        case .calls(let count, let warmup, let echo, let out):
+            guard !callsStarted else { return }
+            callsStarted = true
+            // Off the main actor: the calls are synchronous, and the main queue must stay free for callbacks.
+            Thread.detachNewThread {
+                CallsMeasurement(count: count, warmup: warmup, echoPath: echo, outPath: out).run()
+            }
+        case .lifecycle(let report):
+            let stamp = LifecycleStamp(
+                didBecomeActive: now, willEnterForeground: willEnterForeground, willResignActive: willResignActive,
+                didEnterBackground: didEnterBackground)
+            willEnterForeground = (0, 0)
+            do {
+                if reportSocket < 0 { reportSocket = try UnixSocket.datagram() }
+                try UnixSocket.send(reportSocket, datagram: stamp.encoded, to: report)
+            } catch {
+                print("probe: cannot report to \(report): \(error)")
+            }
+        case .idle:
+            break
+        }
+    }
+
+    func applicationWillEnterForeground(_ application: Application) {
+        let start = MonotonicClock.now()
+        willEnterForeground = (start, MonotonicClock.now())
+    }
+
+    func applicationWillResignActive(_ application: Application) {
+        let start = MonotonicClock.now()
+        willResignActive = (start, MonotonicClock.now())
+    }
+
+    func applicationDidEnterBackground(_ application: Application) {
+        let start = MonotonicClock.now()
+        didEnterBackground = (start, MonotonicClock.now())
+    }
+}
+
+/// The SDK-call measurement: real SDK calls on one thread, and bare round trips of the same sizes on the same
+/// thread, in alternating blocks so that both see the same background noise.
+struct CallsMeasurement {
+    let count: Int
+    let warmup: Int
+    let echoPath: String
+    let outPath: String
+    static let blocks = 10
+
+    func run() {
+        do {
+            let report = try measure()
+            let data = try JSONEncoder().encode(report)
+            // Written under another name, then renamed: the benchmark never reads half a report.
+            let temporary = outPath + ".tmp"
+            try data.write(to: URL(fileURLWithPath: temporary))
+            rename(temporary, outPath)
+        } catch {
+            print("probe: calls measurement failed: \(error)")
+            try? Data("error: \(error)".utf8).write(to: URL(fileURLWithPath: outPath))
+        }
+    }
+
+    func measure() throws -> CallsReport {
+        let application = Application.shared
+        var report = CallsReport()
+
+        // The exact bytes the SDK puts on the wire, from the protocol's own encoder and a real reply's values.
+        let probe = application.beginBackgroundTask(withName: "bench")
+        let remaining = application.backgroundTimeRemaining
+        application.endBackgroundTask(probe)
+        let beginRequest = try VarlinkCodec.encodeCall(
+            AppInterface.Method.beginBackgroundTask, AppInterface.BeginParameters(name: "bench")).count + 1
+        let beginReply = try VarlinkCodec.encodeReply(
+            AppInterface.BeginReply(id: probe.rawValue, timeRemaining: remaining)).count + 1
+        let endRequest = try VarlinkCodec.encodeCall(
+            AppInterface.Method.endBackgroundTask, AppInterface.EndParameters(id: probe.rawValue)).count + 1
+        let endReply = try VarlinkCodec.encodeReply(AppInterface.EndReply(ended: true)).count + 1
+        report.sizes = [beginRequest, beginReply, endRequest, endReply]
+
+        let echo = try UnixSocket.connect(path: echoPath)
+        defer { close(echo) }
+        let beginBytes = EchoWire.request(size: beginRequest, replySize: beginReply)
+        let endBytes = EchoWire.request(size: endRequest, replySize: endReply)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 8)
+        defer { buffer.deallocate() }
+
+        func bareRoundTrip(_ request: [UInt8]) throws {
+            try request.withUnsafeBytes { try UnixSocket.writeAll(echo, $0) }
+            guard try UnixSocket.readMessage(echo, into: buffer) > 0 else {
+                throw SystemCallError("the echo server closed the connection", code: EPIPE)
+            }
+        }
+
+        func sdkPairs(_ n: Int, record: Bool) {
+            for _ in 0..<n {
+                let t0 = MonotonicClock.now()
+                let task = application.beginBackgroundTask(withName: "bench")
+                let t1 = MonotonicClock.now()
+                application.endBackgroundTask(task)
+                let t2 = MonotonicClock.now()
+                if task == .invalid { report.invalidTasks += 1 }
+                if record {
+                    report.begin.append(t1 - t0)
+                    report.end.append(t2 - t1)
+                    report.pair.append(t2 - t0)
+                }
+            }
+        }
+
+        func barePairs(_ n: Int, record: Bool) throws {
+            for _ in 0..<n {
+                let t0 = MonotonicClock.now()
+                try bareRoundTrip(beginBytes)
+                let t1 = MonotonicClock.now()
+                try bareRoundTrip(endBytes)
+                let t2 = MonotonicClock.now()
+                if record {
+                    report.bareBegin.append(t1 - t0)
+                    report.bareEnd.append(t2 - t1)
+                    report.barePair.append(t2 - t0)
+                }
+            }
+        }
+
+        sdkPairs(warmup, record: false)
+        try barePairs(warmup, record: false)
+        let perBlock = max(count / Self.blocks, 1)
+        // The daemon launched this process, so it is the parent.
+        let daemon = getppid()
+        let daemonStart = MonotonicClock.processCPU(daemon) ?? 0
+        for _ in 0..<Self.blocks {
+            var cpu = MonotonicClock.threadCPU()
+            sdkPairs(perBlock, record: true)
+            report.sdkClientCPU += MonotonicClock.threadCPU() - cpu
+            cpu = MonotonicClock.threadCPU()
+            try barePairs(perBlock, record: true)
+            report.bareClientCPU += MonotonicClock.threadCPU() - cpu
+        }
+        report.daemonCPU = (MonotonicClock.processCPU(daemon) ?? daemonStart) - daemonStart
+        return report
+    }
+}
+
+@main
+struct OffstageBenchProbe {
+    @MainActor static func main() {
+        Application.main(delegate: ProbeDelegate(arguments: CommandLine.arguments))
+    }
+}
