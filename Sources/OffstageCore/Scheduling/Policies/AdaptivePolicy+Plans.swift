@@ -8,11 +8,13 @@ extension AdaptivePolicy {
         case wait(String)
     }
 
-    /// When a request should run: the instant, why, and the earliest it may be pulled into a shared wake-up.
+    /// When a request should run: the instant, why, the earliest it may be pulled into a shared wake-up, and whether
+    /// it may wake the device by itself (a refresh that only makes content younger joins wake-ups, never starts one).
     struct Target {
         var at: Instant
         var reason: String
         var notBefore: Instant
+        var wakes = true
     }
 
     /// Every app's opens per hour of the day, summed: an app's share of them at an hour is the chance that the next app
@@ -99,14 +101,19 @@ extension AdaptivePolicy {
         let now = context.now
         let stale = Duration.seconds(double: staleAfter)
         if hours.contains(now, context.clock), now - lastRefresh > stale {
-            let age = format((now - lastRefresh).inSeconds / 3600)
-            return Target(at: now, reason: "content is \(age) h old in an hour the user usually opens it", notBefore: now)
+            let age = (now - lastRefresh).inSeconds
+            return Target(
+                at: now, reason: "content is \(format(age / 3600)) h old in an hour the user usually opens it", notBefore: now,
+                wakes: age > staleWakeAfter && hours.rate(at: now, context.clock) >= habitRate)
         }
         guard let start = hours.starts(after: now, context.clock).first(where: { $0 - lastRefresh > stale }) else { return nil }
-        let age = format((start - lastRefresh).inSeconds / 3600)
+        let age = (start - lastRefresh).inSeconds
+        // The open will be fresh either way: only old content before a strong habit is worth a wake-up of its own.
+        let habit = hours.rate(at: start, context.clock) >= habitRate
         return Target(
             at: start - .seconds(double: lead),
-            reason: "content would be \(age) h old when the user usually opens it (from \(start.clockTime))", notBefore: now)
+            reason: "content would be \(format(age / 3600)) h old when the user usually opens it (from \(start.clockTime))",
+            notBefore: now, wakes: age > staleWakeAfter && habit)
     }
 
     /// Applies what limits how often an app may wake the device: back-off after runs without new data, and dormancy.
@@ -133,9 +140,9 @@ extension AdaptivePolicy {
             }
         }
         if target.at < notBefore, let why {
-            return .at(Target(at: notBefore, reason: why, notBefore: notBefore))
+            return .at(Target(at: notBefore, reason: why, notBefore: notBefore, wakes: target.wakes))
         }
         let reason = target.at < now ? "due: " + target.reason : target.reason
-        return .at(Target(at: max(target.at, notBefore), reason: reason, notBefore: notBefore))
+        return .at(Target(at: max(target.at, notBefore), reason: reason, notBefore: notBefore, wakes: target.wakes))
     }
 }

@@ -19,7 +19,9 @@ import Foundation
 ///    `learningDays` (the hours ahead have not been seen yet). Plans are anchored at fixed instants (when the user left, when a
 ///    usual hour begins), so they do not recede as time passes.
 /// 3. **A clean app** is refreshed again `lead` before the first usual hour at which its content would be older than
-///    `staleAfter`.
+///    `staleAfter`, but only when the device is awake anyway or wakes for other work — its next open is fresh either
+///    way — unless the content would be older than `staleWakeAfter` before an hour the user keeps to (`habitRate`):
+///    the morning paper is refreshed before breakfast.
 /// 4. **Every wake-up is shared**: when one plan comes due, everything planned within `coalescingWindow` runs with it;
 ///    and while awake, everything planned within that window runs now instead of costing a wake-up later.
 /// 5. **Results feed back**: each run in a row that found no new data or failed doubles a back-off from
@@ -40,8 +42,8 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
     /// Default 3,600 (1 h).
     public var busyGap: Double = 3_600
     /// An app left in front at the lock that the user comes straight back to after unlocking at least this often is
-    /// refreshed `resumeDelay` after the lock (the one open a refresh at unlock cannot serve in time). Default 0.4.
-    public var resumeThreshold: Double = 0.4
+    /// refreshed `resumeDelay` after the lock (the one open a refresh at unlock cannot serve in time). Default 0.35.
+    public var resumeThreshold: Double = 0.35
     /// How long after the lock that refresh runs, in seconds. Default 10.
     public var resumeDelay: Double = 10
     /// How the chance of a resume is estimated: 0 from the app's observed resumes alone, 1 from its share of all opens
@@ -55,8 +57,14 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
     public var fallbackDelay: Double = 10_800
     /// Days of usage history below which the usual hours ahead are not yet trusted alone. Default 2.
     public var learningDays: Double = 2
-    /// A clean app whose content would be older than this at its predicted open is refreshed again. Default 6 h.
+    /// A clean app whose content would be older than this at its usual hour is refreshed again before it — when the
+    /// device is awake anyway or wakes for other work. Default 6 h.
     public var staleAfter: Double = 21_600
+    /// … and may wake the device for that alone only if its content would be older than this, … Default 43,200 (12 h).
+    public var staleWakeAfter: Double = 43_200
+    /// … and the user opens it at that hour at least this often (opens per hour-of-day per day: 0.5 is every other
+    /// day). Default 0.5.
+    public var habitRate: Double = 0.5
     /// Work planned within this window joins a wake-up, or runs now while awake. Default 3,600 (1 h).
     public var coalescingWindow: Double = 3_600
     /// Back-off after the first unproductive run, doubling per run in a row. Default 1,800 (30 min).
@@ -89,17 +97,19 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
             case .wait(let why): decision.planned[candidate.key] = PlannedRun(at: nil, reason: why)
             }
         }
-        // A wake-up is paid for by the earliest due plan; everything planned within the window shares it. While the
-        // device is awake, nothing is paid for at all.
-        let due = context.awake || targets.contains { $0.target.at <= now }
+        // A wake-up is paid for by the earliest due plan that may wake the device; everything planned within the window
+        // shares it. While the device is awake, nothing is paid for at all.
+        let due = context.awake || targets.contains { $0.target.at <= now && $0.target.wakes }
         for (key, target) in targets {
-            if target.at <= now {
+            if target.at <= now && (due || target.wakes) {
                 decision.runNow(key, target.reason)
             } else if due && target.at <= now + window && target.notBefore <= now {
                 let how = context.awake ? "the device is awake" : "sharing a wake-up"
                 decision.runNow(key, "\(how); planned for \(target.at.clockTime): \(target.reason)")
-            } else {
+            } else if target.wakes || target.at > now {
                 decision.plan(key, at: target.at, target.reason)
+            } else {
+                decision.planned[key] = PlannedRun(at: nil, reason: "waits for the device to be awake anyway: " + target.reason)
             }
         }
         return decision
