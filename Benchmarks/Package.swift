@@ -26,6 +26,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The policy benchmark: the scheduling policies side by side on real and synthetic usage traces, through the
+        // simulator (no timing: run it with `swift run -c release --package-path Benchmarks PolicyBenchmark`).
+        .executableTarget(
+            name: "PolicyBenchmark",
+            dependencies: [
+                .product(name: "OffstageCore", package: "Offstage"),
+                .product(name: "OffstageSimulator", package: "Offstage"),
+            ],
+            swiftSettings: strict
+        ),
         // The baselines' other end: an echo server and a 1 Hz timer, with no SDK and no Foundation.
         .executableTarget(name: "OffstageBenchHelper", dependencies: ["OffstageBenchKit"], swiftSettings: strict),
         // The benchmarks. Depending on the daemon, the probe and the helper makes SwiftPM build them (in release,
