@@ -195,6 +195,23 @@ struct SchedulingScenarioTests {
         }
     }
 
+    @Test("SCH-10: after a restart with nothing running, pending work is scheduled again without any input")
+    func restartSchedulesPendingWork() throws {
+        try withDaemon(settings: Self.timings) { daemon in
+            try Self.installRefresh(daemon, ["--earliest-seconds", "4"])
+            try daemon.ok("open", Self.refresh)
+            try daemon.waitUntil("the app submitted") { try !tasks(daemon, Self.refresh).isEmpty }
+            try daemon.ok("home")
+            daemon.stop()  // ends the app; the request stays
+            try daemon.start()
+            let restarted = DaemonHarness.now()
+            try daemon.waitUntil("the refresh ran on its own", timeout: 15) {
+                try daemon.log(Self.refresh).contains { $0.kind == "taskDone" && $0.at >= restarted }
+            }
+            #expect(try daemon.log(Self.refresh).contains { $0.kind == "launch" && $0.at >= restarted && $0.message.contains("(refresh)") })
+        }
+    }
+
     @Test("Bad input (SCH-2): malformed requests from an app and bad CLI arguments get a clear error and change nothing")
     func badInput() throws {
         try withDaemon(settings: Self.timings) { daemon in

@@ -137,8 +137,8 @@ public final class DaemonEngine: @unchecked Sendable {
             appsByPid[record.pid] = record.app
             apply(core.adopt(record.app, pid: record.pid, at: now))
         }
-        flushLog()
-        rearm()
+        // The apps read back from the store may have pending work: let the core decide now, not at the first input.
+        apply(core.advance(to: now))
     }
 
     // MARK: Applying actions
