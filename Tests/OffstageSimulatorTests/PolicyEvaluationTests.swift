@@ -52,3 +52,35 @@ struct PolicyEvaluationTests {
         #expect(first.energy == second.energy && first.freshness == second.freshness)
     }
 }
+
+@Suite("Virtual battery")
+struct VirtualBatteryTests {
+    @Test("It drains 10 %/h with the screen on and 0.5 %/h asleep, and charges at 40 %/h on the nightly charger")
+    func drainsAndCharges() {
+        let clock = LocalClock()
+        let midnight = clock.startOfDay(20_454)
+        var battery = VirtualBattery(level: 80)
+        battery.run(from: midnight + .seconds(8 * 3600), to: midnight + .seconds(10 * 3600), screenOn: true, clock)
+        #expect(abs(battery.level - 60) < 1e-9)
+        battery.run(from: midnight + .seconds(10 * 3600), to: midnight + .seconds(20 * 3600), screenOn: false, background: 100, clock)
+        #expect(abs(battery.level - (60 - 5 - 0.5)) < 1e-9)
+        #expect(!battery.isCharging(at: midnight + .seconds(22 * 3600), clock))
+        #expect(battery.isCharging(at: midnight + .seconds(23 * 3600 + 45 * 60), clock))
+        battery.run(from: midnight + .seconds(23.5 * 3600), to: midnight + .seconds(25 * 3600), screenOn: false, clock)
+        #expect(battery.level == 100, "charged to full and no further")
+        #expect(battery.nextChargerChange(after: midnight + .seconds(12 * 3600), clock) == midnight + .seconds(23.5 * 3600))
+    }
+
+    @Test("In a replay the core sees the battery: on battery by day, charging at night")
+    func replayFeedsTheCore() throws {
+        let start = Instant(secondsSinceEpoch: 1_767_225_600 + 12 * 3600)
+        let trace = try UsageTrace(
+            name: "day", start: start, end: start + .seconds(86_400), apps: ["News"],
+            sessions: [AppSession(app: "News", start: start + .seconds(60), end: start + .seconds(120))],
+            screenOn: [Span(start: start, duration: .seconds(600))])
+        let log = TraceReplay.runWithLog(trace, policy: AdaptivePolicy())
+        let device = log.filter { $0.kind == .device }.map(\.message)
+        #expect(device.contains { $0.contains("charging") }, "\(device)")
+        #expect(device.contains { $0.contains("on battery") }, "\(device)")
+    }
+}

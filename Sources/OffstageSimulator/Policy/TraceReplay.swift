@@ -15,6 +15,8 @@ public struct TraceReplay: Sendable {
         /// Apps were installed at random instants during this long before the trace starts, so timers that start at
         /// install (the fixed-interval baseline) are not in step. Default one day.
         public var installSpread: Duration = .seconds(86_400)
+        /// The phone's battery, charged every night; nil for a device on mains power (always charging).
+        public var battery: VirtualBattery? = VirtualBattery()
         /// The core's settings (UTC is the trace's local time).
         public var configuration = CoreConfiguration()
 
@@ -76,10 +78,30 @@ public struct TraceReplay: Sendable {
             sim.install(
                 manifest, behavior: AppBehavior().with(\.tasks, tasks), installedAt: installedAt, pending: [.init(identifier)])
         }
-        let events = events(of: trace)
+        let clock = LocalClock(utcOffsetSeconds: options.configuration.utcOffsetSeconds ?? 0)
+        var battery = options.battery
+        var batteryAt = trace.start
+        var scanned = 0
+        var screenOn = trace.isScreenOn(at: trace.start)
+        // The battery between two events: drained or charged, and by the background work done meanwhile.
+        func updateBattery(to instant: Instant) {
+            guard var current = battery else { return }
+            var completed = 0
+            for record in sim.trace[scanned...] { if case .taskCompleted = record.event { completed += 1 } }
+            scanned = sim.trace.count
+            let work = Double(completed) * options.refreshDuration.inSeconds
+            current.run(from: batteryAt, to: instant, screenOn: screenOn, background: work, clock)
+            batteryAt = instant
+            battery = current
+            sim.machineReading(current.reading(at: instant, clock))
+        }
+        updateBattery(to: trace.start)
+        let events = events(of: trace, battery: battery, clock)
         for (index, event) in events.enumerated() {
             sim.run(until: event.at)
+            updateBattery(to: event.at)
             switch event.kind {
+            case .charger: break
             case .screenOn:
                 // The phone returns to the app left in front only if the user opens it as the screen comes on.
                 let before = sim.core.device.appBeforeLock
@@ -88,6 +110,7 @@ public struct TraceReplay: Sendable {
                     return false
                 }
                 sim.unlock(returningToApp: reopened)
+                screenOn = true
             case .open(let label):
                 if sim.core.device.foregroundApp != appID(for: label) { try? sim.open(appID(for: label)) }
             case .close(let label):
@@ -99,6 +122,7 @@ public struct TraceReplay: Sendable {
                 if !locking, sim.core.device.foregroundApp == appID(for: label) { sim.home() }
             case .screenOff:
                 sim.lock()
+                screenOn = false
             }
         }
         sim.run(until: trace.end)
@@ -108,15 +132,16 @@ public struct TraceReplay: Sendable {
     /// One step of the user's day.
     struct Event {
         enum Kind {
-            case close(String), screenOff, screenOn, open(String)
+            case close(String), screenOff, screenOn, open(String), charger
 
             /// At equal instants: a close and a screen-off happen before a screen-on and an open.
             var order: Int {
                 switch self {
-                case .close: 0
-                case .screenOff: 1
-                case .screenOn: 2
-                case .open: 3
+                case .charger: 0
+                case .close: 1
+                case .screenOff: 2
+                case .screenOn: 3
+                case .open: 4
                 }
             }
         }
@@ -124,8 +149,13 @@ public struct TraceReplay: Sendable {
         var kind: Kind
     }
 
-    static func events(of trace: UsageTrace) -> [Event] {
+    static func events(of trace: UsageTrace, battery: VirtualBattery?, _ clock: LocalClock) -> [Event] {
         var events: [Event] = []
+        var instant = trace.start
+        while let change = battery?.nextChargerChange(after: instant, clock), change < trace.end {
+            events.append(Event(at: change, kind: .charger))
+            instant = change
+        }
         for span in trace.screenOn {
             events.append(Event(at: span.start, kind: .screenOn))
             events.append(Event(at: span.end, kind: .screenOff))
