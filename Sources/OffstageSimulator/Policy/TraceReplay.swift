@@ -32,8 +32,6 @@ public struct TraceReplay: Sendable {
         public var timeline: DeviceTimeline
         /// When each app's refreshes completed without failing, by app label.
         public var completions: [String: [Instant]]
-        /// Device wake-ups the core logged (the meter counts them from the timeline too).
-        public var loggedWakeUps: Int
     }
 
     /// The identifier every replayed app refreshes with.
@@ -54,9 +52,7 @@ public struct TraceReplay: Sendable {
     public static func run(_ trace: UsageTrace, policy: any SchedulingPolicy, options: Options = .init()) -> Outcome {
         let (sim, labels) = replay(trace, policy: policy, options: options)
         let (runs, completions) = backgroundRuns(sim.trace, labels: labels)
-        return Outcome(
-            trace: trace, timeline: DeviceTimeline(trace: trace, runs: runs), completions: completions,
-            loggedWakeUps: sim.log.filter { $0.kind == .wakeup }.count)
+        return Outcome(trace: trace, timeline: DeviceTimeline(trace: trace, runs: runs), completions: completions)
     }
 
     static func replay(_ trace: UsageTrace, policy: any SchedulingPolicy, options: Options) -> (Simulation, [AppID: String]) {
