@@ -118,9 +118,10 @@ extension DaemonEngine {
                     ])
             }
             try control.adopt(pid: pid, into: try group(for: app))
-            try watcher.watch(pid: pid, startTime: ProcFS().startTime(of: pid))
+            let startTime = ProcFS().startTime(of: pid)
+            try watcher.watch(pid: pid, startTime: startTime)
             appsByPid[pid] = app
-            persist { try store.saveProcess(.init(app: app, pid: pid, startTime: ProcFS().startTime(of: pid) ?? 0, startedAt: now)) }
+            persist { try store.saveProcess(.init(app: app, pid: pid, startTime: startTime ?? 0, startedAt: now)) }
             forgetIdentities(of: pid)
             identities[context.connectionID] = (pid, .app(app, pid: pid))
             id = app
