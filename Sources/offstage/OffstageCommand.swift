@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageProtocol
 
 /// `offstage`: act as the user of an Offstage device, change its settings, and inspect what it does.
@@ -10,7 +11,9 @@ struct OffstageCommand: ParsableCommand {
         abstract: "Drive and inspect the Offstage background-execution daemon.",
         discussion: """
             The daemon socket is --socket, else $OFFSTAGE_SOCKET, else $XDG_RUNTIME_DIR/offstage/offstaged.sock, \
-            else /tmp/offstage-UID/offstaged.sock. Every verb prints plain text, or JSON with --json. \
+            else offstaged.sock in the daemon's default state folder ($OFFSTAGE_STATE_DIR, else \
+            $XDG_STATE_HOME/offstage, else ~/.local/state/offstage): the same place the daemon picks when started \
+            with the same environment. Every verb prints plain text, or JSON with --json. \
             Exit status: 0 success; 1 the daemon refused the request; 3 no such app; \
             4 invalid bundle; 5 no such task; 6 not permitted by the app's manifest; 64 bad usage; 69 the daemon is unreachable.
             """,
@@ -26,7 +29,19 @@ struct OffstageCommand: ParsableCommand {
     /// after the verb, where each verb's option group parses them.
     static func main() {
         SignalMask.unblockAll()
-        main(Self.movingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+        let arguments = Self.movingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        if let verb = arguments.first, !verb.hasPrefix("-"), !verbNames.contains(verb) {
+            // Said here, naming the verb: the parser would blame the global option in front of it instead.
+            FileHandle.standardError.write(
+                Data("offstage: \(QuotedText.quote(verb)) is not a verb; run `offstage --help` for the list\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        main(arguments)
+    }
+
+    /// The verbs, and `help`.
+    static var verbNames: Set<String> {
+        Set(configuration.subcommands.map { $0._commandName } + ["help"])
     }
 
     static func movingGlobalOptions(_ arguments: [String]) -> [String] {
@@ -79,7 +94,9 @@ extension DaemonCommand {
     }
 
     var socketPath: String {
-        OffstageSocketPath.resolve(
-            explicit: globals.socket, environment: ProcessInfo.processInfo.environment, stateDirectory: nil)
+        let environment = ProcessInfo.processInfo.environment
+        return OffstageSocketPath.resolve(
+            explicit: globals.socket, environment: environment,
+            stateDirectory: OffstageSocketPath.defaultStateDirectory(environment: environment))
     }
 }

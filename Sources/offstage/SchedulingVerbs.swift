@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageProtocol
 
 /// `on`, `off`, or `auto` (back to what the machine reports).
@@ -21,7 +22,9 @@ struct Device: DaemonCommand {
             `offstage device --charging off --network metered`.
             """)
     @OptionGroup var globals: GlobalOptions
-    @Option(help: ArgumentHelp("Battery charge in percent (0-100), or auto.", valueName: "N|auto")) var battery: String?
+    // Unconditional: `--battery -5` is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Battery charge in percent (0-100), or auto.", valueName: "N|auto"))
+    var battery: String?
     @Option(help: "External power connected: on, off or auto.") var charging: Switch?
     @Option(help: "Network kind: none, unmetered, metered or auto.") var network: NetworkChoice?
     @Option(name: .customLong("low-power"), help: "Low power mode: on or off.") var lowPower: Switch?
@@ -29,7 +32,7 @@ struct Device: DaemonCommand {
 
     func validate() throws {
         if let battery, battery != "auto", Int(battery).map({ (0...100).contains($0) }) != true {
-            throw ValidationError("--battery must be a percentage from 0 to 100, or auto; got '\(battery)'")
+            throw ValidationError("--battery must be a percentage from 0 to 100, or auto; got \(QuotedText.quote(battery))")
         }
         if lowPower == .auto { throw ValidationError("--low-power is a setting: give on or off") }
     }

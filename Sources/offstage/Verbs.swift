@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageProtocol
 
 struct Install: DaemonCommand {
@@ -20,7 +21,8 @@ struct Install: DaemonCommand {
 
 struct Uninstall: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Uninstall an app and remove everything the daemon kept for it.")
+        abstract: "Uninstall an app and remove everything the daemon kept for it.",
+        discussion: "Returns once the app's process has ended (at most the will-terminate limit and the SIGTERM grace).")
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
 
@@ -49,7 +51,14 @@ struct Open: DaemonCommand {
     func run(with client: ControlClient) throws {
         let reply = try client.call(
             ControlInterface.Method.open, ControlInterface.AppParameters(id: app), as: ControlInterface.OpenReply.self)
-        try client.output(reply.app, text: "opened \(app) (\(reply.app.state))")
+        let text: String
+        switch (reply.app.state, reply.app.pid) {
+        case ("active", let pid?): text = "opened \(app) (pid \(pid)): active"
+        case ("inactive", let pid?): text = "opened \(app) (pid \(pid)): coming to the front"
+        case ("inactive", nil): text = "opened \(app): launching"
+        default: text = "opened \(app): it opens once its previous process has exited"
+        }
+        try client.output(reply.app, text: text)
     }
 }
 
@@ -132,6 +141,12 @@ struct Settings: DaemonCommand {
     @Option(help: ArgumentHelp("Show or change this app's settings.", valueName: "APP_ID")) var app: String?
     @Argument(help: ArgumentHelp("Settings to change.", valueName: "NAME=on|off")) var assignments: [String] = []
 
+    func validate() throws {
+        for assignment in assignments where assignment.split(separator: "=", maxSplits: 1).count != 2 || assignment.hasPrefix("=") {
+            throw ValidationError("\(QuotedText.quote(assignment)) is not NAME=VALUE; write for example multitasking=off")
+        }
+    }
+
     func run(with client: ControlClient) throws {
         let reply: ControlInterface.SettingsReply
         if assignments.isEmpty {
@@ -143,7 +158,7 @@ struct Settings: DaemonCommand {
             for assignment in assignments {
                 let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, !parts[0].isEmpty else {
-                    throw ValidationError("'\(assignment)' is not NAME=VALUE; write for example multitasking=off")
+                    throw ValidationError("\(QuotedText.quote(assignment)) is not NAME=VALUE; write for example multitasking=off")
                 }
                 changes[parts[0]] = parts[1]
             }
@@ -161,10 +176,11 @@ struct Log: DaemonCommand {
     @OptionGroup var globals: GlobalOptions
     @Flag(help: "Keep printing entries as they happen.") var follow = false
     @Option(help: ArgumentHelp("Only this app's entries.", valueName: "APP_ID")) var app: String?
-    @Option(help: ArgumentHelp("Only the last N entries.", valueName: "N")) var limit: Int?
+    // Unconditional: `--limit -1` is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only the last N entries.", valueName: "N")) var limit: Int?
 
     func validate() throws {
-        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more; got \(limit)") }
     }
 
     func run(with client: ControlClient) throws {

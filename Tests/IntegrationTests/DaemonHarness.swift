@@ -181,6 +181,14 @@ final class DaemonHarness: @unchecked Sendable {
         try ok("install", try bundle(example, id: id, keys))
     }
 
+    /// The folder of the installed version of `id` in the daemon's state (`bundles/<id>@<token>`).
+    func installedBundle(_ id: String) throws -> String {
+        let bundles = stateDirectory + "/bundles"
+        let names = try FileManager.default.contentsOfDirectory(atPath: bundles).filter { $0.hasPrefix(id + "@") }
+        guard names.count == 1 else { throw HarnessError("expected one installed folder of \(id), found \(names)") }
+        return bundles + "/" + names[0]
+    }
+
     /// The app's own output (stdout and stderr).
     func output(_ id: String) -> String {
         (try? String(contentsOfFile: stateDirectory + "/logs/\(id).log", encoding: .utf8)) ?? ""

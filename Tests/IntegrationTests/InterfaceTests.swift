@@ -125,10 +125,11 @@ struct InterfaceTests {
             #expect(line?.split(separator: " ").dropFirst().first == "off", "\(line ?? "")")
             let data = daemon.stateDirectory + "/data/" + Self.a
             #expect(FileManager.default.fileExists(atPath: data + "/state.json"), "the app saved state")
+            try daemon.waitUntil("one installed folder is left after the upgrade") { (try? daemon.installedBundle(Self.a)) != nil }
             try daemon.ok("uninstall", Self.a)
             #expect(try daemon.apps().isEmpty)
             #expect(!FileManager.default.fileExists(atPath: data))
-            #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/bundles/" + Self.a))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/bundles").isEmpty)
             #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(Self.a).log"))
         }
     }

@@ -66,7 +66,7 @@ struct RestartTests {
     func startedByHand() throws {
         try withDaemon { daemon in
             try daemon.install("FiniteTask", id: Self.finite)
-            let executable = daemon.stateDirectory + "/bundles/\(Self.finite)/FiniteTask"
+            let executable = try daemon.installedBundle(Self.finite) + "/FiniteTask"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.environment = ["OFFSTAGE_SOCKET": daemon.socket, "PATH": "/usr/bin:/bin"]

@@ -109,7 +109,7 @@ struct BackgroundTaskTests {
     func taskAfterBudgetIsInvalid() throws {
         var core = OffstageCore()
         var now = Instant(secondsSinceEpoch: 100)
-        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
         _ = try core.attached(appA, pid: 9, report: .fresh, at: now)
         _ = core.home(at: now)
         now = now + .seconds(31)
@@ -135,8 +135,8 @@ struct BackgroundTaskTests {
     func endingUnknownTaskIsHarmless() throws {
         var core = OffstageCore()
         let now = Instant(secondsSinceEpoch: 100)
-        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
-        _ = core.install(InstalledApp(manifest: manifest(appB), bundlePath: "/y", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appB), bundlePath: "/y", installedAt: now), at: now)
         _ = try core.attached(appA, pid: 10, report: .fresh, at: now)
         _ = try core.attached(appB, pid: 11, report: .fresh, at: now)
         let (t1, _) = try core.beginBackgroundTask(appA, pid: 10, name: "one", at: now)

@@ -95,6 +95,29 @@ struct ManifestTests {
         }
     }
 
+    @Test(
+        "MAN-2: a key of the wrong type is refused with the type it must have",
+        arguments: [
+            ("<key>UIBackgroundModes</key><string>fetch</string>", "UIBackgroundModes", "an array of strings"),
+            ("<key>BGTaskSchedulerPermittedIdentifiers</key><dict/>", "BGTaskSchedulerPermittedIdentifiers",
+             "an array of strings"),
+            ("<key>OffstageLinux</key><dict><key>Arguments</key><string>-v</string></dict>", "OffstageLinux.Arguments",
+             "an array of strings"),
+            ("<key>OffstageLinux</key><dict><key>Environment</key><array/></dict>", "OffstageLinux.Environment",
+             "a dictionary"),
+            ("<key>OffstageLinux</key><string>x</string>", "OffstageLinux", "a dictionary"),
+            ("<key>UIApplicationExitsOnSuspend</key><string>yes</string>", "UIApplicationExitsOnSuspend", "a boolean"),
+        ])
+    func wrongTypeNamesTheType(body: String, key: String, type: String) {
+        let base = "<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>x</string>"
+        #expect {
+            _ = try parse(plist(base + body))
+        } throws: { error in
+            guard let error = error as? ManifestError else { return false }
+            return error.key == key && error.fix.hasPrefix("make it \(type)")
+        }
+    }
+
     @Test("MAN-2: a file that is not a property list is refused with the fix")
     func refusesGarbage() {
         #expect {
@@ -113,12 +136,12 @@ struct ManifestTests {
     func upgradeKeepsSettings() throws {
         var core = OffstageCore()
         let now = Instant(secondsSinceEpoch: 1)
-        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/v1", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/v1", installedAt: now), at: now)
         var settings = AppSettings()
         settings.backgroundRefresh = false
         _ = try core.setAppSettings(settings, for: appA, at: now)
         _ = try core.forceQuit(appA, at: now)
-        let (outcome, _) = core.install(
+        let (outcome, _) = try core.install(
             InstalledApp(manifest: manifest(appA, modes: [.fetch]), bundlePath: "/v2", installedAt: now), at: now)
         #expect(outcome == .upgraded)
         #expect(core.apps[appA]?.app.settings.backgroundRefresh == false)
@@ -142,9 +165,9 @@ struct ManifestTests {
     func uninstallForgets() throws {
         var core = OffstageCore()
         let now = Instant(secondsSinceEpoch: 1)
-        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/v1", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/v1", installedAt: now), at: now)
         let actions = try core.uninstall(appA, at: now)
-        #expect(actions.contains(.forget(appA)))
+        #expect(actions.contains(.forget(appA, bundlePath: "/v1")))
         #expect(core.apps[appA] == nil)
         #expect(throws: CoreError.self) { try core.uninstall(appA, at: now) }
     }

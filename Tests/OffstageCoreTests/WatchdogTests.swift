@@ -15,6 +15,9 @@ struct WatchdogTests {
         let record = try #require(sim.core.apps[appA]?.durable.lastTermination)
         #expect(record.reason == .launchTimeout(seconds: 20))
         #expect(sim.logLines(of: appA, .watchdog).contains { $0.contains("did-finish-launching did not return within 20 s") })
+        // The log entry's kind says "watchdog" once; the record's summary, shown alone, says it itself.
+        #expect(sim.logLines(of: appA, .watchdog).allSatisfy { !$0.hasPrefix("watchdog") })
+        #expect(record.summary.hasPrefix("watchdog: did-finish-launching did not return within 20 s"))
     }
 
     @Test("LC-3: a hung did-enter-background is terminated at 5 s; SIGKILL follows if SIGTERM is ignored")
@@ -134,7 +137,7 @@ struct WatchdogTests {
     func startedByHand() throws {
         var core = OffstageCore()
         let now = Instant(secondsSinceEpoch: 100)
-        _ = core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
         let actions = try core.attached(appA, pid: 4242, report: .fresh, at: now)
         #expect(actions.contains { if case .deliver(appA, 4242, let c) = $0 { c.kind == .didFinishLaunching(.user) } else { false } })
         #expect(core.device.foregroundApp == appA)

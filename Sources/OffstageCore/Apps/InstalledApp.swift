@@ -37,6 +37,9 @@ public struct AppDurableState: Hashable, Sendable, Codable {
     public var crashLoop: CrashLoop = .init()
     /// Scheduled work, usage history and budgets (SPEC SCH-10).
     public var schedule: AppSchedule = .init()
+    /// The user uninstalled the app while its process ran: it is forgotten once the process is gone, also after a
+    /// daemon restart (an acknowledged uninstall is never undone by a crash).
+    public var uninstallPending: Bool = false
 
     /// The initial state.
     public init() {}
@@ -48,6 +51,7 @@ public struct AppDurableState: Hashable, Sendable, Codable {
         lastTermination = try container.decodeIfPresent(TerminationRecord.self, forKey: .lastTermination)
         crashLoop = try container.decodeIfPresent(CrashLoop.self, forKey: .crashLoop) ?? .init()
         schedule = try container.decodeIfPresent(AppSchedule.self, forKey: .schedule) ?? .init()
+        uninstallPending = try container.decodeIfPresent(Bool.self, forKey: .uninstallPending) ?? false
     }
 }
 

@@ -38,13 +38,13 @@ public enum ManifestParser {
         guard let id = AppID.validated(raw.CFBundleIdentifier) else {
             throw ManifestError(
                 file: file, key: "CFBundleIdentifier",
-                problem: "'\(raw.CFBundleIdentifier)' is not a bundle identifier",
+                problem: "\(QuotedText.quote(raw.CFBundleIdentifier)) is not a bundle identifier",
                 fix: "use reverse-DNS letters, digits, '-' and '.', for example com.example.my-app")
         }
         let executable = raw.CFBundleExecutable
         guard !executable.isEmpty, !executable.contains("/"), executable != ".", executable != ".." else {
             throw ManifestError(
-                file: file, key: "CFBundleExecutable", problem: "'\(executable)' is not a file name",
+                file: file, key: "CFBundleExecutable", problem: "\(QuotedText.quote(executable)) is not a file name",
                 fix: "name the executable file that sits next to the manifest, without a path")
         }
         var modes = Set<BackgroundMode>()
@@ -52,7 +52,7 @@ public enum ManifestParser {
             guard let mode = BackgroundMode(rawValue: name) else {
                 let known = BackgroundMode.allCases.map(\.rawValue).joined(separator: ", ")
                 throw ManifestError(
-                    file: file, key: "UIBackgroundModes", problem: "unknown mode '\(name)'",
+                    file: file, key: "UIBackgroundModes", problem: "unknown mode \(QuotedText.quote(name))",
                     fix: "use only these modes: \(known)")
             }
             modes.insert(mode)
@@ -60,7 +60,7 @@ public enum ManifestParser {
         let identifiers = raw.BGTaskSchedulerPermittedIdentifiers ?? []
         if let bad = identifiers.first(where: { $0.isEmpty || $0.utf8.count > 255 }) {
             throw ManifestError(
-                file: file, key: "BGTaskSchedulerPermittedIdentifiers", problem: "invalid identifier '\(bad)'",
+                file: file, key: "BGTaskSchedulerPermittedIdentifiers", problem: "invalid identifier \(QuotedText.quote(bad))",
                 fix: "list non-empty identifiers of at most 255 bytes, such as com.example.refresh")
         }
         let linux = raw.OffstageLinux ?? RawManifest.RawLinux()
@@ -108,7 +108,10 @@ public enum ManifestParser {
         case is Int.Type: return plist ? "an integer (<integer>…</integer>)" : "an integer"
         case is [String].Type: return plist ? "an array of strings (<array><string>…</string></array>)" : "an array of strings"
         case is [String: String].Type: return plist ? "a dictionary of strings (<dict>…</dict>)" : "an object of strings"
-        default: return plist ? "a dictionary (<dict>…</dict>)" : "an object"
+        // Decoders report a container they expected by its generic shape; every array of a manifest holds strings.
+        case is [Any].Type: return plist ? "an array of strings (<array><string>…</string></array>)" : "an array of strings"
+        case is [String: Any].Type: return plist ? "a dictionary (<dict>…</dict>)" : "an object"
+        default: return plist ? "a value of type \(type)" : "a value of type \(type)"
         }
     }
 }

@@ -18,8 +18,9 @@ public enum CoreAction: Hashable, Sendable {
     case saveApp(AppID)
     /// Persist the device state.
     case saveDevice
-    /// The app is uninstalled and its process gone: remove everything kept for it.
-    case forget(AppID)
+    /// The app is uninstalled and its process gone: remove everything kept for it, including the bundle folder of
+    /// the installed version (and only that one).
+    case forget(AppID, bundlePath: String)
 }
 
 /// How to launch an app.

@@ -26,7 +26,9 @@ extension OffstageCore {
         let deadline: Instant?
         switch kind {
         case .didFinishLaunching: deadline = process.launchDeadline
-        case .didEnterBackground: deadline = now + configuration.didEnterBackground
+        case .didEnterBackground:
+            deadline = now + configuration.didEnterBackground
+            log(now, id, .state, "background", state: .background)
         case .willTerminate: deadline = process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: deadline = nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: deadline = nil  // the run's runtime and grace bound it

@@ -8,17 +8,26 @@ extension OffstageCore {
         case upgraded
     }
 
-    /// Installs an app or upgrades it in place. The shell has already copied the bundle and persisted it.
+    /// Installs an app or upgrades it in place. The shell has already copied the bundle.
     /// An upgrade keeps the user's settings and the app's durable state; a running old version is ended.
-    public mutating func install(_ app: InstalledApp, at now: Instant) -> (InstallOutcome, [CoreAction]) {
-        schedulerDirty = true
-        guard var entry = apps[app.id], !entry.uninstalling else {
+    /// An app whose uninstall is still finishing (its process is ending) cannot be installed again until it has
+    /// gone: the old process must not share the new version's identity, folders or group.
+    public mutating func install(_ app: InstalledApp, at now: Instant) throws(CoreError) -> (InstallOutcome, [CoreAction]) {
+        guard var entry = apps[app.id] else {
+            schedulerDirty = true
             apps[app.id] = AppEntry(app: app)
             apps[app.id]?.durable.schedule.usage.start(at: now)
             log(now, app.id, .install, "installed from \(app.bundlePath)")
             emit(.saveApp(app.id))
             return (.installed, finish(now))
         }
+        guard !entry.uninstalling else {
+            let pid = entry.process?.pid.map { " (pid \($0))" } ?? ""
+            throw CoreError(
+                .alreadyRunning, "'\(app.id)' is still being uninstalled: its process\(pid) is ending",
+                fix: "install it again once `offstage apps` no longer lists it (at most \(format(configuration.willTerminateTimeout + configuration.terminationGrace)) s)")
+        }
+        schedulerDirty = true
         var upgraded = app
         upgraded.settings = entry.app.settings
         entry.app = upgraded
@@ -30,7 +39,8 @@ extension OffstageCore {
     }
 
     /// Uninstalls an app: ends its process (will-terminate if running, silently if suspended) and then
-    /// forgets everything it had (SPEC MAN-3, LC-5).
+    /// forgets everything it had (SPEC MAN-3, LC-5). With a process, the intent is saved first, so a restart of the
+    /// daemon before the process has gone finishes the uninstall instead of bringing the app back.
     public mutating func uninstall(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
         let entry = try entry(id)
         apps[id]?.uninstalling = true
@@ -42,13 +52,35 @@ extension OffstageCore {
                 device.foregroundApp = nil
                 emit(.saveDevice)
             }
+            if !entry.uninstalling {
+                emit(.saveApp(id))
+                log(now, id, .uninstall, "uninstall requested: ending its process first")
+            }
             terminate(id, .uninstalled, .graceful, now)
         } else {
             apps[id] = nil
-            emit(.forget(id))
+            emit(.forget(id, bundlePath: entry.app.bundlePath))
             log(now, id, .uninstall, "uninstalled")
         }
         return finish(now)
+    }
+
+    /// After a restart, once the apps are restored and the surviving processes adopted: uninstalls that were
+    /// acknowledged but not finished are finished (a surviving process is killed without a callback — the user
+    /// asked for the app to go before the restart), and the scheduler decides.
+    public mutating func recover(at now: Instant) -> [CoreAction] {
+        for id in apps.keys.sorted() where apps[id]?.uninstalling == true {
+            guard let entry = apps[id] else { continue }
+            if entry.process != nil {
+                terminate(id, .uninstalled, .immediate, now)
+            } else {
+                apps[id] = nil
+                emit(.forget(id, bundlePath: entry.app.bundlePath))
+                log(now, id, .uninstall, "uninstalled (finished after a daemon restart)")
+            }
+        }
+        schedulerDirty = true
+        return advance(to: now)
     }
 
     /// Changes device-wide settings.
@@ -64,6 +96,14 @@ extension OffstageCore {
         }
         if old.multitaskingSupported != settings.multitaskingSupported {
             log(now, nil, .settings, "multitasking \(settings.multitaskingSupported ? "supported" : "not supported")")
+        }
+        if old.multitaskingSupported && !settings.multitaskingSupported {
+            // Without multitasking no app is in the background or suspended (SPEC LC-7): those that are end now, as
+            // they would have had they left the foreground under this setting (running ones get will-terminate).
+            for id in apps.keys.sorted() {
+                guard let process = apps[id]?.process, process.termination == nil, !process.phase.isForeground else { continue }
+                terminate(id, .multitaskingOff, .graceful, now)
+            }
         }
         return finish(now)
     }

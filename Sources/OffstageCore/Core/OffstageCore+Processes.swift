@@ -36,6 +36,7 @@ extension OffstageCore {
     public mutating func launchFailed(_ id: AppID, launch: UInt64, message: String, at now: Instant) -> [CoreAction] {
         guard let process = apps[id]?.process, process.launch == launch else { return finish(now) }
         log(now, id, .launchFailed, message)
+        apps[id]?.process?.termination = TerminationProgress(reason: .launchFailed(message), stage: .killed, escalateAt: nil)
         processGone(id, status: .exited(127), now)
         return finish(now)
     }
@@ -52,7 +53,10 @@ extension OffstageCore {
         guard var entry = apps[id], let process = entry.process else { return }
         let reason = process.termination?.reason
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
-        if reason == nil && status.isAbnormal && !process.reason.isForeground {
+        // A launch that fails is throttled like a crash, so a broken executable is not retried in a tight loop.
+        var crashed = reason == nil
+        if case .launchFailed = reason { crashed = true }
+        if crashed && status.isAbnormal && !process.reason.isForeground {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
         } else if reason == nil && !status.isAbnormal {
@@ -69,7 +73,7 @@ extension OffstageCore {
         if device.interruption?.covering == id { device.interruption?.covering = nil }
         if entry.uninstalling {
             apps[id] = nil
-            emit(.forget(id))
+            emit(.forget(id, bundlePath: entry.app.bundlePath))
             log(now, id, .uninstall, "uninstalled")
             return
         }
@@ -186,6 +190,10 @@ extension OffstageCore {
         }
         log(now, id, .attach, "pid \(pid) started by hand attached", state: process.phase)
         touched.insert(id)
+        if !foreground, let entry = apps[id], exitsOnSuspend(entry) {
+            // Started by hand behind the lock screen, it would run in the background, which it never does (SPEC LC-7).
+            terminate(id, .exitsOnSuspend, .signal, now)
+        }
     }
 
     /// Matches an adopted app's report with the daemon's view after a restart.
@@ -214,6 +222,15 @@ extension OffstageCore {
             if device.foregroundApp == id {
                 device.foregroundApp = nil
                 emit(.saveDevice)
+            }
+            if let entry = apps[id], exitsOnSuspend(entry) {
+                // Out of the foreground an app that exits on suspend ends, as it would on home (SPEC LC-7).
+                process.phase = .inactive
+                process.queue += report.state == .active ? [.willResignActive] : []
+                apps[id]?.process = process
+                log(now, id, .attach, "reattached after a daemon restart (\(report.state.rawValue))", state: process.phase)
+                terminate(id, .exitsOnSuspend, .graceful, now)
+                return
             }
             switch report.state {
             case .active: queue = [.willResignActive, .didEnterBackground]

@@ -39,6 +39,11 @@ extension OffstageCore {
         if !settings.backgroundActivity { holds.append(.backgroundActivityOff) }
         if conditions.lowPowerMode { holds.append(.lowPowerMode) }
         if entry.durable.forceQuit { holds.append(.forceQuit) }
+        if !device.settings.multitaskingSupported {
+            holds.append(.multitaskingOff)
+        } else if entry.app.manifest.exitsOnSuspend {
+            holds.append(.exitsOnSuspend)
+        }
         if let process = entry.process {
             if process.phase.isForeground { holds.append(.inForeground) }
             if process.termination != nil { holds.append(.terminating) }

@@ -39,7 +39,11 @@ extension OffstageCore {
 
     /// Why one app's requests (or one of them) run when they do (SPEC SCH-8).
     public func explain(_ id: AppID, identifier: String? = nil, at now: Instant) throws(CoreError) -> [TaskStatus] {
-        let all = try tasks(of: id, includingIdleFetch: true, at: now)
+        if let identifier { try validateIdentifier(identifier) }
+        // A legacy fetch the app never turned on is explained when asked for, or when there is nothing else: an app that
+        // declares `fetch` for the task scheduler's refreshes would otherwise read about a fetch it never used.
+        let others = try tasks(of: id, at: now)
+        let all = identifier != nil || others.isEmpty ? try tasks(of: id, includingIdleFetch: true, at: now) : others
         guard let identifier else { return all }
         let matching = all.filter { $0.identifier == identifier }
         guard matching.isEmpty else { return matching }
@@ -66,6 +70,7 @@ extension OffstageCore {
 
     /// Runs a pending request now, whatever the conditions and the policy (SPEC SCH-9 "run a task now").
     public mutating func runTaskNow(_ id: AppID, identifier: String, at now: Instant) throws(CoreError) -> [CoreAction] {
+        try validateIdentifier(identifier)
         if identifier == TaskRequest.fetchIdentifier { return try fetchNow(id, at: now) }
         let entry = try forcedRunEntry(id, identifier)
         guard let request = entry.durable.schedule.requests[identifier] else {
@@ -91,6 +96,7 @@ extension OffstageCore {
 
     /// Calls the expiration handler of a running task now (SPEC SCH-9 "expire a running task now").
     public mutating func expireTaskNow(_ id: AppID, identifier: String, at now: Instant) throws(CoreError) -> [CoreAction] {
+        try validateIdentifier(identifier)
         let entry = try entry(id)
         guard let run = entry.process?.runs.first(where: { $0.request.identifier == identifier }) else {
             throw CoreError(
@@ -111,8 +117,23 @@ extension OffstageCore {
         if shuttingDown {
             throw CoreError(.appNotRunning, "the daemon is shutting down", fix: "start it again and retry")
         }
-        if entry.process?.termination != nil || entry.uninstalling {
+        if entry.uninstalling {
+            throw CoreError(.appNotRunning, "'\(id)' is being uninstalled", fix: "install it again to run its tasks")
+        }
+        if entry.process?.termination != nil {
             throw CoreError(.appNotRunning, "'\(id)' is being terminated", fix: "try again once it has exited")
+        }
+        // A forced run has the effects of a real decision, and no real decision runs such an app in the background.
+        if !device.settings.multitaskingSupported {
+            throw CoreError(
+                .unavailable, "multitasking is off for the device, so '\(id)' cannot run '\(identifier)' in the background",
+                fix: "turn it on with `offstage settings multitasking=on`")
+        }
+        if entry.app.manifest.exitsOnSuspend {
+            throw CoreError(
+                .unavailable,
+                "'\(id)' declares UIApplicationExitsOnSuspend, so it never runs '\(identifier)' in the background",
+                fix: "remove UIApplicationExitsOnSuspend from its Info.plist to let it run background work")
         }
         if entry.process?.runs.contains(where: { $0.request.identifier == identifier }) == true {
             throw CoreError(

@@ -3,7 +3,8 @@
 extension OffstageCore {
     /// Starts a run of `request`: launches the app into the background, thaws it, or sends the handler to it.
     mutating func startRun(_ id: AppID, _ request: TaskRequest, forced: Bool, _ now: Instant, why: String? = nil) {
-        guard var entry = apps[id], !entry.uninstalling else { return }
+        // The holds and the debug verbs keep these out already; this guard keeps any new path from breaking LC-7.
+        guard var entry = apps[id], !entry.uninstalling, !exitsOnSuspend(entry) else { return }
         let run = TaskRun(
             id: takeNumber(), request: request, startedAt: now, expiresAt: now + configuration.runtime(of: request.kind),
             forced: forced, onBattery: !conditions(at: now).charging)

@@ -125,9 +125,12 @@ extension OffstageCore {
     // MARK: Validation
 
     func validateIdentifier(_ identifier: String) throws(CoreError) {
-        guard !identifier.isEmpty, identifier.utf8.count <= 255 else {
+        guard !identifier.isEmpty, identifier.utf8.count <= 255,
+            !identifier.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw CoreError(
-                .invalidArgument, "task identifier '\(identifier.prefix(40))' is empty or longer than 255 bytes",
+                .invalidArgument,
+                "task identifier \(QuotedText.quote(identifier)) is empty, longer than 255 bytes or holds control characters",
                 fix: "use a reverse-DNS identifier such as com.example.refresh")
         }
     }

@@ -11,6 +11,11 @@ extension OffstageCore {
     /// The user opens an app: the app in front leaves, this one comes to the foreground.
     public mutating func open(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
         let entry = try entry(id)
+        guard !entry.uninstalling else {
+            throw CoreError(
+                .appNotInstalled, "'\(id)' is being uninstalled and cannot be opened",
+                fix: "install it again once `offstage apps` no longer lists it")
+        }
         guard !device.locked else {
             throw CoreError(.deviceLocked, "the device is locked; '\(id)' cannot be opened", fix: "run `offstage unlock` first")
         }
@@ -146,7 +151,7 @@ extension OffstageCore {
         apps[id]?.process = process
         apps[id]?.durable.schedule.usage.recordLeft(at: now, byLock: byLock)
         schedulerDirty = true
-        log(now, id, .state, "background", state: .background)
+        // The log says "background" when did-enter-background is sent, after will-resign-active (SPEC LC-2 order).
         if wasActive { enqueue(id, .willResignActive) }
         enqueue(id, .didEnterBackground)
     }

@@ -54,7 +54,8 @@ public struct OffstageCore: Sendable {
         guard let entry = apps[id] else { return nil }
         let process = entry.process
         var remaining: Double?
-        if let process, !process.phase.isForeground {
+        // Only a process that runs in the background spends its budget: a suspended one does not run at all.
+        if let process, process.phase == .background {
             remaining = process.ledger.timeRemaining(at: now)
         }
         return AppStatus(

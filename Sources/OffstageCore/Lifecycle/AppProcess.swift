@@ -81,8 +81,11 @@ public struct AppEntry: Hashable, Sendable {
     public var process: AppProcess?
     /// The user opened it while it was being terminated: launch it again once it has exited.
     public var pendingOpen: Bool = false
-    /// Uninstall requested: forget it once its process is gone.
-    public var uninstalling: Bool = false
+    /// Uninstall requested: forget it once its process is gone. Durable, so a restart finishes it (SPEC MAN-3).
+    public var uninstalling: Bool {
+        get { durable.uninstallPending }
+        set { durable.uninstallPending = newValue }
+    }
 
     /// Creates an entry.
     public init(app: InstalledApp, durable: AppDurableState = .init()) {

@@ -31,12 +31,16 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     case exitsOnSuspend
     /// The user force-quit it (SPEC LC-6).
     case forceQuit
+    /// Multitasking was turned off for the device while the app was out of the foreground (SPEC LC-7).
+    case multitaskingOff
     /// It was uninstalled.
     case uninstalled
     /// A new version was installed.
     case upgraded
     /// The daemon is shutting down.
     case shutdown
+    /// The process could not be started (the executable could not be run).
+    case launchFailed(String)
     /// did-finish-launching did not return in time (SPEC LC-3).
     case launchTimeout(seconds: Double)
     /// A lifecycle callback did not return in time (SPEC LC-3).
@@ -54,20 +58,22 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
         switch self {
         case .exitsOnSuspend: "exits on suspend: left the foreground"
         case .forceQuit: "force-quit by the user"
+        case .multitaskingOff: "multitasking turned off: no app stays in the background"
         case .uninstalled: "uninstalled"
         case .upgraded: "upgraded to a new version"
         case .shutdown: "daemon shutdown"
+        case .launchFailed(let why): "could not be launched: \(why)"
         case .launchTimeout(let seconds):
-            "watchdog: did-finish-launching did not return within \(format(seconds)) s"
+            "did-finish-launching did not return within \(format(seconds)) s"
         case .callbackTimeout(let callback, let seconds):
-            "watchdog: \(callback) did not return within \(format(seconds)) s"
+            "\(callback) did not return within \(format(seconds)) s"
         case .backgroundTaskOverrun(let tasks, let seconds):
             "background time exhausted: task \(tasks.map { "'\($0)'" }.joined(separator: ", ")) "
                 + "still open after \(format(seconds)) s"
         case .didNotReattach(let seconds): "did not reattach within \(format(seconds)) s of a daemon restart"
         case .freezeFailed(let why): "could not be suspended: \(why)"
         case .taskOverrun(let identifier, let seconds):
-            "watchdog: task '\(identifier)' not completed within \(format(seconds)) s (runtime and grace after expiration)"
+            "task '\(identifier)' not completed within \(format(seconds)) s (runtime and grace after expiration)"
         }
     }
 }
@@ -90,7 +96,7 @@ public struct TerminationRecord: Hashable, Sendable, Codable {
 
     /// One line for people.
     public var summary: String {
-        if let reason { return "\(reason) (\(status))" }
+        if let reason { return "\(reason.isWatchdog ? "watchdog: " : "")\(reason) (\(status))" }
         return status.isAbnormal ? "crashed: \(status)" : status.description
     }
 }

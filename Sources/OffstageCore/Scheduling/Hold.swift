@@ -11,6 +11,10 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
     case lowPowerMode
     /// The user force-quit the app and has not opened it since (SPEC LC-6).
     case forceQuit
+    /// The app never runs in the background: it declares `UIApplicationExitsOnSuspend` (SPEC LC-7).
+    case exitsOnSuspend
+    /// The device does not support multitasking: no app runs in the background (SPEC LC-7).
+    case multitaskingOff
     /// The app is in the foreground; background work waits until it leaves.
     case inForeground
     /// The app is being terminated.
@@ -45,6 +49,7 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
         case .backgroundActivityOff: "background-activity"
         case .lowPowerMode: "low-power"
         case .forceQuit: "force-quit"
+        case .exitsOnSuspend, .multitaskingOff: "multitasking"
         case .inForeground, .terminating: "app-state"
         case .crashLoop: "crash-loop"
         case .earliestBegin, .fetchIntervalNever, .fetchInterval: "time-window"
@@ -76,12 +81,15 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
         case .backgroundActivityOff: "background activity is off for this app"
         case .lowPowerMode: "low power mode is on"
         case .forceQuit: "the user force-quit the app; it runs again in the background after the user opens it"
+        case .exitsOnSuspend: "the app exits on suspend (UIApplicationExitsOnSuspend), so it never runs in the background"
+        case .multitaskingOff:
+            "multitasking is off for the device, so no app runs in the background (`offstage settings multitasking=on`)"
         case .inForeground: "the app is in the foreground"
         case .terminating: "the app is being terminated"
         case .crashLoop(let until): "the app crashed in the background; throttled until \(until.clockTime)"
         case .earliestBegin(let at): "its earliest begin date \(at.clockTime) has not come"
         case .fetchIntervalNever:
-            "the background fetch interval is 'never' (the default); the app must call setMinimumBackgroundFetchInterval"
+            "legacy background fetch is not in use: its interval is 'never' (the default); the app turns it on with setMinimumBackgroundFetchInterval"
         case .fetchInterval(let next): "the minimum background fetch interval has not passed (next at \(next.clockTime))"
         case .noNetwork: "it requires a network and there is none"
         case .backgroundDataRestricted: "background data restricted on a metered network"

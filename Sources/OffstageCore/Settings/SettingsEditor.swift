@@ -81,7 +81,7 @@ public enum SettingsEditor {
         case "on", "true", "yes", "1": return true
         case "off", "false", "no", "0": return false
         default:
-            throw CoreError(.invalidArgument, "setting '\(name)' cannot be '\(text)'", fix: "use on or off, e.g. \(name)=off")
+            throw CoreError(.invalidArgument, "setting \(QuotedText.quote(name)) cannot be \(QuotedText.quote(text))", fix: "use on or off, e.g. \(name)=off")
         }
     }
 
@@ -92,6 +92,6 @@ public enum SettingsEditor {
         } else {
             hint = "valid \(scope) settings: \(valid.joined(separator: ", "))"
         }
-        return CoreError(.invalidArgument, "unknown \(scope) setting '\(name)'", fix: hint)
+        return CoreError(.invalidArgument, "unknown \(scope) setting \(QuotedText.quote(name))", fix: hint)
     }
 }

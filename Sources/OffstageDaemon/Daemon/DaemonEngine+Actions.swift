@@ -48,8 +48,8 @@ extension DaemonEngine {
             unsavedApps.insert(id)
         case .saveDevice:
             deviceUnsaved = true
-        case .forget(let id):
-            forget(id)
+        case .forget(let id, let bundlePath):
+            forget(id, bundlePath: bundlePath)
         }
     }
 
@@ -94,15 +94,22 @@ extension DaemonEngine {
         }
     }
 
-    func forget(_ id: AppID) {
+    func forget(_ id: AppID, bundlePath: String) {
         unsavedApps.remove(id)
         // Through the writer, after any save of this app still queued there, so none can bring it back.
         let store = store
         writeDurably("uninstall") { try store.deleteApp(id) }
-        installer.remove(id)
-        try? FileManager.default.removeItem(atPath: paths.data(id))
-        try? FileManager.default.removeItem(atPath: paths.output(id))
+        // The folders go on the writer's thread too, so a reinstall (which waits for this reply) finds them gone,
+        // and a large bundle does not hold up the event loop.
+        let (installer, data, output) = (installer, paths.data(id), paths.output(id))
+        writeDurably("uninstall files") {
+            installer.remove(bundleAt: bundlePath)
+            try? FileManager.default.removeItem(atPath: data)
+            try? FileManager.default.removeItem(atPath: output)
+        }
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
+        // `offstage uninstall` returns once the app is gone; the reply waits for the delete above to be written.
+        for responder in uninstallWaiters.removeValue(forKey: id) ?? [] { responder.reply() }
     }
 
     /// Hands the durable state the current input changed to the writer thread, as one transaction.

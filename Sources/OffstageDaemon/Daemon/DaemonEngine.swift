@@ -31,6 +31,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var appsByPid: [Int32: AppID] = [:]
     /// Each app's callback stream.
     var streams: [AppID: AttachStream] = [:]
+    /// Callers of `Uninstall` waiting for the app's process to end and the app to be forgotten.
+    var uninstallWaiters: [AppID: [VarlinkResponder]] = [:]
     /// `offstage log --follow` callers.
     var followers: [VarlinkConnectionID: LogFollower] = [:]
     /// The app each connection was identified as (identity never changes for a connection).
@@ -105,6 +107,28 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
+        sweepLeftovers(installed: apps.map(\.0))
+    }
+
+    /// Removes what a crash left behind: bundle copies no installed app refers to (an install, upgrade or uninstall
+    /// cut short), and the data and output of apps no longer installed (an uninstall cut short after its store
+    /// write). Uninstalls still pending keep theirs until ``OffstageCore/recover(at:)`` finishes them.
+    func sweepLeftovers(installed: [InstalledApp]) {
+        let removed = installer.sweep(keeping: Set(installed.map(\.bundlePath)))
+        let ids = Set(installed.map(\.id.rawValue))
+        let fileManager = FileManager.default
+        var stale: [String] = removed.map { "bundles/" + $0 }
+        for name in (try? fileManager.contentsOfDirectory(atPath: paths.root + "/data")) ?? [] where !ids.contains(name) {
+            try? fileManager.removeItem(atPath: paths.root + "/data/" + name)
+            stale.append("data/" + name)
+        }
+        for name in (try? fileManager.contentsOfDirectory(atPath: paths.root + "/logs")) ?? []
+        where name.hasSuffix(".log") && !ids.contains(String(name.dropLast(4))) {
+            try? fileManager.removeItem(atPath: paths.root + "/logs/" + name)
+            stale.append("logs/" + name)
+        }
+        guard !stale.isEmpty else { return }
+        logger.notice("removed what an interrupted install or uninstall left behind", metadata: ["offstage.paths": "\(stale)"])
     }
 
     /// The wall clock: the only place the daemon reads time for the core.
@@ -137,8 +161,9 @@ public final class DaemonEngine: @unchecked Sendable {
             appsByPid[record.pid] = record.app
             apply(core.adopt(record.app, pid: record.pid, at: now))
         }
-        // The apps read back from the store may have pending work: let the core decide now, not at the first input.
-        apply(core.advance(to: now))
+        // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
+        // decided now, not at the first input.
+        apply(core.recover(at: now))
     }
 
     // MARK: Applying actions

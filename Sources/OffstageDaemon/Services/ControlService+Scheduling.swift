@@ -99,7 +99,7 @@ extension DaemonEngine {
             case "idle": overrides.idle = nil
             default:
                 let valid = ControlInterface.SetDeviceParameters.clearable.joined(separator: ", ")
-                throw VarlinkError.invalidParameter("clear", description: "'\(name)' is not one of \(valid)")
+                throw VarlinkError.invalidParameter("clear", description: "'\(QuotedText.quote(name)) is not one of \(valid)")
             }
         }
         if let level = parameters.batteryLevel { overrides.batteryLevel = level }

@@ -28,7 +28,7 @@ struct ControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let id = try engine.appID(request.decodeParameters(ControlInterface.AppParameters.self).id)
                 try engine.control { () throws(CoreError) in try engine.core.uninstall(id, at: engine.now) }
-                responder.reply()
+                engine.replyWhenUninstalled(id, responder)
             },
             "ListApps": { context, _, responder in
                 try engine.requireUser(context)
@@ -39,8 +39,7 @@ struct ControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let id = try engine.appID(request.decodeParameters(ControlInterface.AppParameters.self).id)
                 try engine.control { () throws(CoreError) in try engine.core.open(id, at: engine.now) }
-                let status = engine.core.status(of: id, at: engine.now)!
-                responder.reply(ControlInterface.OpenReply(app: ControlInterface.App(status)))
+                responder.reply(try engine.openReply(id))
             },
             "Home": { context, _, responder in
                 try engine.requireUser(context)
@@ -113,7 +112,7 @@ extension DaemonEngine {
     func appID(_ text: String) throws(VarlinkError) -> AppID {
         guard let id = AppID.validated(text) else {
             throw CoreError(
-                .invalidArgument, "'\(text)' is not an app id",
+                .invalidArgument, "\(QuotedText.quote(text)) is not an app id",
                 fix: "use the CFBundleIdentifier, e.g. com.example.finite-task (see `offstage apps`)"
             ).varlink(in: ControlInterface.name)
         }
@@ -131,37 +130,42 @@ extension DaemonEngine {
 
     // MARK: Install
 
-    /// Validates and copies the bundle off the loop, then persists and installs on it (persist, then act).
+    /// Copies and validates the bundle off the loop, then installs it on the loop; the reply waits until the
+    /// installation is written (persist, then acknowledge). A copy the core refuses is removed again, and the folder
+    /// of a replaced version once the new one is written (a crash in between is cleaned up at start-up).
     func install(path: String, responder: VarlinkResponder) {
         let installer = installer
-        let loop = eventLoop
-        threadPool.runIfActive(eventLoop: loop) { () throws -> (Manifest, String, String?) in
-            let manifest: Manifest
-            do throws(ManifestError) {
-                manifest = try installer.inspect(bundleAt: path)
-            } catch {
+        threadPool.runIfActive(eventLoop: eventLoop) { () throws -> BundleInstaller.StoredBundle in
+            do {
+                return try installer.install(bundleAt: path)
+            } catch let error as ManifestError {
                 throw InstallFailure.bundle(error)
             }
-            let stored = try installer.store(bundleAt: path, manifest: manifest)
-            let source = URL(fileURLWithPath: path + "/" + manifest.executable).resolvingSymlinksInPath().path
-            return (manifest, stored, source)
         }.whenComplete { [self] result in
             switch result {
-            case .success(let (manifest, stored, source)):
-                let existing = core.apps[manifest.id]
+            case .success(let stored):
+                let id = stored.manifest.id
+                let previous = core.apps[id]?.app.bundlePath
                 let app = InstalledApp(
-                    manifest: manifest, bundlePath: stored, installedAt: now,
-                    settings: existing?.app.settings ?? AppSettings(), sourceExecutable: source)
+                    manifest: stored.manifest, bundlePath: stored.path, installedAt: now,
+                    settings: core.apps[id]?.app.settings ?? AppSettings(), sourceExecutable: stored.sourceExecutable)
                 do {
-                    try FileManager.default.createDirectory(atPath: paths.data(manifest.id), withIntermediateDirectories: true)
+                    try FileManager.default.createDirectory(atPath: paths.data(id), withIntermediateDirectories: true)
+                    let (outcome, actions) = try core.install(app, at: now)
+                    apply(actions)
+                    if let previous, previous != stored.path {
+                        // Off the loop (a bundle may be large), after the new version is written.
+                        let written = durableWrite ?? eventLoop.makeSucceededVoidFuture()
+                        written.whenSuccess { [threadPool] in threadPool.submit { _ in installer.remove(bundleAt: previous) } }
+                    }
+                    responder.reply(ControlInterface.InstallReply(id: id.rawValue, outcome: outcome.rawValue))
+                } catch let error as CoreError {
+                    installer.remove(bundleAt: stored.path)
+                    responder.fail(error.varlink(in: ControlInterface.name))
                 } catch {
+                    installer.remove(bundleAt: stored.path)
                     responder.fail(failed("cannot create the app's data folder: \(error)", fix: "check the state folder \(paths.root)"))
-                    return
                 }
-                // The core saves the installation; the reply waits until it is written.
-                let (outcome, actions) = core.install(app, at: now)
-                apply(actions)
-                responder.reply(ControlInterface.InstallReply(id: manifest.id.rawValue, outcome: outcome.rawValue))
             case .failure(InstallFailure.bundle(let error)):
                 var parameters: [String: JSONValue] = [
                     "message": .string("\(error.file): \(error.key.map { "key '\($0)' " } ?? "")\(error.problem)"),
@@ -173,6 +177,31 @@ extension DaemonEngine {
                 responder.fail(failed("cannot copy the bundle at \(path): \(error)", fix: "check permissions and free space"))
             }
         }
+    }
+
+    /// Answers `Uninstall` once the app is gone: at once when it had no process, else when its process has ended and
+    /// everything it had is removed (at most the will-terminate limit and the termination grace later).
+    func replyWhenUninstalled(_ id: AppID, _ responder: VarlinkResponder) {
+        guard core.apps[id] != nil else {
+            responder.reply()
+            return
+        }
+        uninstallWaiters[id, default: []].append(responder)
+    }
+
+    /// The reply to `Open`, or why nothing opened: the launch failed (the executable could not be started), or the
+    /// app is not coming to the front.
+    func openReply(_ id: AppID) throws(VarlinkError) -> ControlInterface.OpenReply {
+        guard let entry = core.apps[id], let status = core.status(of: id, at: now) else {
+            throw CoreError.notInstalled(id).varlink(in: ControlInterface.name)
+        }
+        if entry.process == nil, !entry.pendingOpen {
+            let why = status.lastTermination.map { $0.summary } ?? "it exited at once"
+            throw failed(
+                "'\(id)' did not open: \(why)",
+                fix: "check its executable (\(entry.app.bundlePath)/\(entry.app.manifest.executable)) and `offstage log --app \(id)`")
+        }
+        return ControlInterface.OpenReply(app: ControlInterface.App(status))
     }
 
     func failed(_ message: String, fix: String) -> VarlinkError {

@@ -52,7 +52,8 @@ public enum ControlInterface {
         # Installs the bundle folder at `path` (absolute), or upgrades the app in place if its id is installed.
         method Install(path: string) -> (id: string, outcome: string)
 
-        # Uninstalls an app and removes everything the daemon kept for it.
+        # Uninstalls an app and removes everything the daemon kept for it. Replies once the app's process has ended
+        # (will-terminate, then signals) and everything is removed.
         method Uninstall(id: string) -> ()
 
         # Every installed app.

@@ -42,11 +42,17 @@ public struct Simulation: Sendable {
 
     // MARK: Setup and user actions
 
-    /// Installs an app with a scripted behaviour.
+    /// Installs (or upgrades) an app with a scripted behaviour. An install the core refuses (the app's uninstall is
+    /// still finishing) changes nothing and is recorded in the log as a warning, as the daemon's caller would see it.
     public mutating func install(_ manifest: Manifest, behavior: AppBehavior = .init()) {
-        behaviors[manifest.id] = behavior
         let app = InstalledApp(manifest: manifest, bundlePath: "/sim/\(manifest.id)", installedAt: now)
-        perform(core.install(app, at: now).1)
+        do {
+            let (_, actions) = try core.install(app, at: now)
+            behaviors[manifest.id] = behavior
+            perform(actions)
+        } catch {
+            log.append(LogEntry(at: now, app: manifest.id, kind: .warning, message: "install refused: \(error)"))
+        }
     }
 
     /// Installs an app that already has pending requests, as if it had run before: the same path a restarted
