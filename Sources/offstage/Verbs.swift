@@ -201,11 +201,30 @@ struct Log: DaemonCommand {
 
 struct Status: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the daemon: version, freezer in use and why, socket, state folder, device state.")
+        abstract: "Show the daemon: version, freezer in use and why, socket, state folder, device state.",
+        discussion: "With --wait, a daemon that is starting is waited for: `offstaged & offstage status --wait 5`.")
     @OptionGroup var globals: GlobalOptions
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Wait up to this many seconds for the daemon to answer.", valueName: "SECONDS"))
+    var wait: Double?
+
+    func validate() throws {
+        if let wait, !(0...3600).contains(wait) { throw ValidationError("--wait must be 0 to 3600 seconds; got \(wait)") }
+    }
 
     func run(with client: ControlClient) throws {
-        let reply = try client.call(ControlInterface.Method.status, NoParameters(), as: ControlInterface.StatusReply.self)
+        let deadline = Date().addingTimeInterval(wait ?? 0)
+        var answer: ControlInterface.StatusReply?
+        while answer == nil {
+            do {
+                answer = try client.call(ControlInterface.Method.status, NoParameters(), as: ControlInterface.StatusReply.self)
+            } catch let error as VarlinkConnectionError where Date() < deadline {
+                _ = error  // not listening yet: try again shortly
+                usleep(50_000)
+            }
+        }
+        let reply = answer!
         try client.output(
             reply,
             text: """

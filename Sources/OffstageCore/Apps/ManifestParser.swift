@@ -86,6 +86,11 @@ public enum ManifestParser {
             let full = keyPath(context.codingPath + [key]) ?? key.stringValue
             return ManifestError(
                 file: file, key: full, problem: "is missing", fix: "add the '\(full)' key to the manifest")
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty:
+            let what = format == .json ? "a JSON object" : "a property list dictionary (<dict>…</dict>)"
+            return ManifestError(
+                file: file, key: nil, problem: "is not a manifest: its top level is not \(what)",
+                fix: "write the manifest keys (CFBundleIdentifier, CFBundleExecutable …) in \(what)")
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             return ManifestError(
                 file: file, key: keyPath(context.codingPath), problem: "has the wrong type",

@@ -45,9 +45,10 @@ public struct DaemonConfiguration: Sendable {
             let decoder = JSONDecoder()
             return (try decoder.decode(CoreConfiguration.self, from: data), try decoder.decode(DaemonSettings.self, from: data))
         } catch let DecodingError.dataCorrupted(context) {
+            let key = context.codingPath.last?.stringValue
             throw ConfigurationError(
-                path: file, key: context.codingPath.last?.stringValue, problem: context.debugDescription,
-                fix: "give a number of seconds (or the documented value)")
+                path: file, key: key, problem: context.debugDescription,
+                fix: key == "freezer" ? "use auto, cgroupV2, cgroupV1 or signalStop" : "correct the value (the README lists every setting)")
         } catch let DecodingError.typeMismatch(_, context) {
             throw ConfigurationError(
                 path: file, key: context.codingPath.last?.stringValue, problem: "has the wrong type",
@@ -89,15 +90,21 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         shutdownTimeout = try container.decodeIfPresent(Double.self, forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
         guard ["auto", "cgroupV2", "cgroupV1", "signalStop"].contains(freezer) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .freezer, in: container, debugDescription: "must be auto, cgroupV2, cgroupV1 or signalStop")
+                forKey: .freezer, in: container, debugDescription: "cannot be \(QuotedText.quote(freezer))")
         }
         guard eventLogCapacity >= 100 else {
             throw DecodingError.dataCorruptedError(forKey: .eventLogCapacity, in: container, debugDescription: "must be at least 100")
         }
-        guard freezeTimeout > 0, shutdownTimeout >= 0, maximumMessageSize >= 4096 else {
+        guard freezeTimeout > 0, freezeTimeout.isFinite else {
+            throw DecodingError.dataCorruptedError(forKey: .freezeTimeout, in: container, debugDescription: "must be a positive number of seconds")
+        }
+        guard shutdownTimeout >= 0, shutdownTimeout.isFinite else {
             throw DecodingError.dataCorruptedError(
-                forKey: .freezeTimeout, in: container,
-                debugDescription: "timeouts must be positive and maximumMessageSize at least 4096")
+                forKey: .shutdownTimeout, in: container, debugDescription: "must be a non-negative number of seconds")
+        }
+        guard maximumMessageSize >= 4096 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .maximumMessageSize, in: container, debugDescription: "must be at least 4096 bytes")
         }
     }
 }
