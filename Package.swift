@@ -82,7 +82,15 @@ let package = Package(
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage"] + exampleApps.map { .target(name: $0) },
+            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness"]
+                + exampleApps.map { .target(name: $0) },
+            swiftSettings: strict
+        ),
+        // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
+        .executableTarget(
+            name: "CrashHarness",
+            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon"],
+            path: "Tests/CrashHarness",
             swiftSettings: strict
         ),
     ] + exampleApps.map { name in

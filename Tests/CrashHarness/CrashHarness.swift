@@ -1,0 +1,273 @@
+import Foundation
+import OffstageCore
+import OffstageProtocol
+
+/// The crash harness: drives a real `offstaged` with a seeded mix of operations from the CLI and from real apps,
+/// kills it with SIGKILL between calls and in the middle of them, restarts it, and after every restart checks that
+/// what was acknowledged survived and nothing was left behind (see ``CrashInvariants``).
+///
+///     CrashHarness [--cycles N] [--seed S] [--keep]
+///
+/// Exit status 0 when no invariant was broken, 1 otherwise (each violation is printed with its cycle, so a run is
+/// replayed with the same seed). `--keep` leaves the working folder for inspection.
+@main
+struct CrashHarness {
+    static func main() {
+        var cycles = 50
+        var seed: UInt64 = 1
+        var keep = false
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--cycles": cycles = arguments.popFirst().flatMap(Int.init) ?? cycles
+            case "--seed": seed = arguments.popFirst().flatMap(UInt64.init) ?? seed
+            case "--keep": keep = true
+            default:
+                FileHandle.standardError.write(Data("usage: CrashHarness [--cycles N] [--seed S] [--keep]\n".utf8))
+                exit(64)
+            }
+        }
+        do {
+            let run = try CrashRun(seed: seed)
+            let report = run.run(cycles: cycles)
+            if !keep { run.cleanUp() } else { print("kept \(run.daemon.root)") }
+            print(report.summary)
+            exit(report.violations.isEmpty ? 0 : 1)
+        } catch {
+            FileHandle.standardError.write(Data("crash harness: \(error)\n".utf8))
+            exit(2)
+        }
+    }
+}
+
+/// The apps the harness installs: each a real example app, chosen for what it does in the background.
+struct HarnessApp {
+    var id: String
+    var example: String
+    var manifest: [String: Any]
+
+    static var all: [HarnessApp] { [
+        // Begins a background task when it leaves, ends it after its work.
+        HarnessApp(id: "com.crash.finite", example: "FiniteTask", manifest: [:]),
+        // Submits a refresh at launch (an hour ahead, so only run-task runs it).
+        HarnessApp(
+            id: "com.crash.refresh", example: "RefreshApp",
+            manifest: [
+                "UIBackgroundModes": ["fetch"], "BGTaskSchedulerPermittedIdentifiers": ["com.example.refresh"],
+                "OffstageLinux": ["Arguments": ["--earliest-seconds", "3600"]],
+            ]),
+        // Legacy fetch.
+        HarnessApp(id: "com.crash.news", example: "NewsApp", manifest: ["UIBackgroundModes": ["fetch"]]),
+        // Exits on suspend and hangs in will-terminate: every uninstall of it takes the watchdog's time.
+        HarnessApp(
+            id: "com.crash.hang", example: "ExitsOnSuspend",
+            manifest: ["UIApplicationExitsOnSuspend": true, "OffstageLinux": ["Arguments": ["--hang-on-terminate"]]]),
+    ] }
+}
+
+/// One run: a daemon, its apps' bundles, the seeded generator, what was acknowledged, and the figures.
+final class CrashRun {
+    let daemon: HarnessDaemon
+    var random: SeededGenerator
+    var acknowledged = AcknowledgedState()
+    var report = CrashReport()
+    var cycle = 0
+    /// Every pid of an app the harness saw, to end them by pid at the end whatever happened.
+    var seenPids: Set<Int32> = []
+
+    init(seed: UInt64) throws {
+        random = SeededGenerator(seed: seed)
+        report.seed = seed
+        let root = NSTemporaryDirectory() + "offstage-crash-\(seed)-\(getpid())"
+        try? FileManager.default.removeItem(atPath: root)
+        daemon = try HarnessDaemon(root: root, settings: [
+            "suspendDelay": 0.2, "willTerminateTimeout": 1, "terminationGrace": 0.4, "didEnterBackgroundTimeout": 1,
+            "callbackTimeout": 1, "backgroundTaskBudget": 6, "expirationWarning": 1, "reattachTimeout": 3,
+        ])
+        for app in HarnessApp.all { try makeBundle(app) }
+    }
+
+    func bundlePath(_ app: HarnessApp) -> String { daemon.root + "/source/" + app.id }
+
+    func makeBundle(_ app: HarnessApp) throws {
+        let folder = bundlePath(app)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var manifest: [String: Any] = ["CFBundleIdentifier": app.id, "CFBundleExecutable": app.example]
+        manifest.merge(app.manifest) { _, new in new }
+        try PropertyListSerialization.data(fromPropertyList: manifest, format: .xml, options: 0)
+            .write(to: URL(fileURLWithPath: folder + "/Info.plist"))
+        try FileManager.default.copyItem(
+            atPath: HarnessDaemon.products.appendingPathComponent(app.example).path, toPath: folder + "/" + app.example)
+    }
+
+    func violation(_ text: String) {
+        report.violations.append("cycle \(cycle): \(text)")
+        FileHandle.standardError.write(Data("VIOLATION cycle \(cycle): \(text)\n".utf8))
+    }
+
+    func run(cycles: Int) -> CrashReport {
+        let started = Date()
+        for number in 1...max(1, cycles) {
+            cycle = number
+            do {
+                let recovery = try daemon.start()
+                report.recoveries.append(recovery)
+                if number > 1 { try checkAfterRestart() }
+                let operations = Int.random(in: 1...6, using: &random)
+                for index in 0..<operations {
+                    let midCall = index == operations - 1 && random.chance(0.5)
+                    try perform(randomOperation(), killingMidCall: midCall)
+                    if !midCall, daemon.process?.isRunning != true { violation("the daemon died by itself") }
+                }
+                daemon.crash()
+                report.crashes += 1
+            } catch {
+                violation("\(error)")
+                daemon.crash()
+            }
+            if number % 10 == 0 { print("\(number) cycles, \(report.violations.count) violations") }
+        }
+        finishGracefully()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    // MARK: Operations
+
+    enum Operation {
+        case install(HarnessApp), uninstall(HarnessApp), open(HarnessApp), home, lock, unlock, forceQuit(HarnessApp)
+        case appSetting(HarnessApp, String, Bool), deviceSetting(String, Bool), runRefresh, fetch, observeTasks
+    }
+
+    func randomOperation() -> Operation {
+        let app = HarnessApp.all.randomElement(using: &random)!
+        let roll = Int.random(in: 0..<100, using: &random)
+        switch roll {
+        case 0..<20: return .install(app)
+        case 20..<30: return .uninstall(app)
+        case 30..<50: return .open(app)
+        case 50..<58: return .home
+        case 58..<61: return .lock
+        case 61..<64: return .unlock
+        case 64..<67: return .forceQuit(app)
+        case 67..<78:
+            let name = AcknowledgedState.appDefaults.keys.sorted().randomElement(using: &random)!
+            return .appSetting(app, name, random.chance(0.5))
+        case 78..<85:
+            // Multitasking off is rare and short-lived: it ends every background app (SPEC LC-7).
+            let name = ["background-refresh", "low-power", "data-saver", "multitasking"].randomElement(using: &random)!
+            return .deviceSetting(name, name == "multitasking" ? random.chance(0.7) : random.chance(0.5))
+        case 85..<91: return .runRefresh
+        case 91..<94: return .fetch
+        default: return .observeTasks
+        }
+    }
+
+    func arguments(of operation: Operation) -> [String] {
+        switch operation {
+        case .install(let app): ["install", bundlePath(app)]
+        case .uninstall(let app): ["uninstall", app.id]
+        case .open(let app): ["open", app.id]
+        case .home: ["home"]
+        case .lock: ["lock"]
+        case .unlock: ["unlock"]
+        case .forceQuit(let app): ["force-quit", app.id]
+        case .appSetting(let app, let name, let value): ["settings", "--app", app.id, "\(name)=\(value ? "on" : "off")"]
+        case .deviceSetting(let name, let value): ["settings", "\(name)=\(value ? "on" : "off")"]
+        case .runRefresh: ["run-task", "com.crash.refresh", "com.example.refresh"]
+        case .fetch: ["fetch", "com.crash.news"]
+        case .observeTasks: ["--json", "tasks"]
+        }
+    }
+
+    /// Runs one operation; with `killingMidCall`, kills the daemon a random moment after the call starts.
+    func perform(_ operation: Operation, killingMidCall: Bool) throws {
+        report.operations += 1
+        let started = try daemon.startCLI(arguments(of: operation))
+        if killingMidCall {
+            usleep(UInt32.random(in: 0...30_000, using: &random))
+            daemon.crash()
+            report.midCallKills += 1
+        }
+        let output = daemon.finish(started)
+        let succeeded = output.status == 0
+        if succeeded { report.acknowledged += 1 }
+        // Killed in the middle, a call that did not succeed may or may not have taken effect.
+        let unknown = !succeeded && killingMidCall
+        if unknown { report.uncertain += 1 }
+        switch operation {
+        case .install(let app):
+            if succeeded {
+                acknowledged.acknowledgeInstall(app.id)
+            } else if unknown {
+                // An upgrade of an installed app changes nothing the checks read; a fresh install may or may not be there.
+                if acknowledged.installation(app.id) != .known(true) { acknowledged.uncertainInstallation(app.id) }
+            } else if !output.stderr.contains("still being uninstalled") {
+                violation("install \(app.id) failed: \(output.stderr)")
+            }
+        case .uninstall(let app):
+            if succeeded {
+                acknowledged.acknowledgeUninstall(app.id)
+            } else if unknown {
+                if acknowledged.installation(app.id) != .known(false) { acknowledged.uncertainInstallation(app.id) }
+            } else if output.status == 3 {
+                if acknowledged.installation(app.id) == .known(true) { violation("installed \(app.id) said not installed") }
+            } else {
+                violation("uninstall \(app.id) failed: \(output.stderr)")
+            }
+        case .appSetting(let app, let name, let value):
+            if succeeded {
+                acknowledged.appSettings[app.id, default: [:]][name] = .known(value)
+            } else if unknown {
+                if acknowledged.appSettings[app.id] != nil { acknowledged.appSettings[app.id]?[name] = .uncertain }
+            } else if acknowledged.installation(app.id) == .known(true) {
+                violation("setting \(name) of installed \(app.id) refused: \(output.stderr)")
+            }
+        case .deviceSetting(let name, let value):
+            if succeeded {
+                acknowledged.deviceSettings[name] = .known(value)
+            } else if unknown {
+                acknowledged.deviceSettings[name] = .uncertain
+            } else {
+                violation("device setting \(name) refused: \(output.stderr)")
+            }
+        case .runRefresh:
+            // The request runs and the app resubmits it: it is in flux until observed again.
+            acknowledged.pendingRequests.remove("com.crash.refresh/com.example.refresh")
+        case .observeTasks:
+            if succeeded, let tasks = try? JSONDecoder().decode([ControlInterface.TaskMessage].self, from: Data(output.stdout.utf8)) {
+                for task in tasks where task.state == "pending" && task.kind != "fetch" {
+                    acknowledged.pendingRequests.insert(task.app + "/" + task.identifier)
+                }
+            }
+        case .open, .home, .lock, .unlock, .forceQuit, .fetch:
+            break  // nothing the store must keep that the checks read back; refusals (locked, exits on suspend) are fine
+        }
+    }
+
+    // MARK: End
+
+    func finishGracefully() {
+        do {
+            if daemon.process == nil { report.recoveries.append(try daemon.start()) }
+            cycle += 1
+            try checkAfterRestart()
+            let pids = try daemon.apps().compactMap(\.pid)
+            seenPids.formUnion(pids)
+            daemon.stop()
+            for pid in pids where CrashInvariants.isAlive(pid) { violation("app pid \(pid) outlived the daemon's graceful stop") }
+            let strays = CrashInvariants.processesRunning(under: daemon.state + "/bundles")
+            if !strays.isEmpty { violation("processes of installed apps outlived the daemon: \(strays.sorted())") }
+        } catch {
+            violation("final check: \(error)")
+        }
+    }
+
+    func cleanUp() {
+        daemon.crash()
+        for pid in seenPids.union(CrashInvariants.processesRunning(under: daemon.state + "/bundles")) where CrashInvariants.isAlive(pid) {
+            kill(pid, SIGKILL)
+        }
+        try? FileManager.default.removeItem(atPath: daemon.root)
+    }
+}
