@@ -117,11 +117,9 @@ extension OffstageCore {
     public mutating func detached(_ id: AppID, pid: Int32, at now: Instant) -> [CoreAction] {
         guard var process = apps[id]?.process, process.pid == pid, process.attached else { return finish(now) }
         process.attached = false
-        if let inFlight = process.inFlight {
-            // It may or may not have arrived; it is sent again on reattach and the SDK drops repeats by id.
-            process.queue.insert(inFlight.kind, at: 0)
-            process.inFlight = nil
-        }
+        // It may or may not have arrived. It stays in flight, as the app's answer comes over its request connection,
+        // and is sent again with the same id on reattach: the SDK drops repeats by id, so no handler runs twice.
+        if process.inFlight != nil { process.resendInFlight = true }
         apps[id]?.process = process
         log(now, id, .detach, "callback stream closed")
         touched.insert(id)
@@ -151,10 +149,7 @@ extension OffstageCore {
 
     mutating func reconnect(_ id: AppID, _ now: Instant) {
         guard var process = apps[id]?.process else { return }
-        if let inFlight = process.inFlight {
-            process.queue.insert(inFlight.kind, at: 0)
-            process.inFlight = nil
-        }
+        if process.inFlight != nil { process.resendInFlight = true }
         process.attached = true
         apps[id]?.process = process
         log(now, id, .attach, "attached (pid \(process.pid ?? 0))")
