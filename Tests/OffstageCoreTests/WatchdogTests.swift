@@ -130,6 +130,21 @@ struct WatchdogTests {
         #expect(loop.notBefore == nil && loop.consecutiveCrashes == 0)
     }
 
+    @Test("LC-9: a background launch killed by the launch watchdog is relaunched with growing delays, not at once")
+    func hungLaunchesThrottled() throws {
+        // The app never attaches, so every background launch for its refresh is killed at 20 s (LC-3).
+        var sim = Simulation()
+        let hangs = AppBehavior().with(\.attachDelay, .seconds(86_400))
+        sim.install(schedulingManifest(refreshApp), behavior: hangs, pending: [refreshSubmission])
+        sim.run(for: .seconds(300))
+        let launches = sim.trace(of: refreshApp).filter { $0.event == .launched(.refresh) }.map(\.at)
+        let exits = sim.trace(of: refreshApp).filter { if case .exited = $0.event { true } else { false } }.map(\.at)
+        let waits = zip(exits, launches.dropFirst()).map { ($1 - $0).inSeconds }
+        #expect(waits.count >= 4)
+        #expect(Array(waits.prefix(4)) == [1, 2, 4, 8], "seconds from each kill to the next launch")
+        #expect(sim.core.apps[refreshApp]?.durable.crashLoop.consecutiveCrashes == exits.count)
+    }
+
     @Test("LC-8: a process started by hand attaches and is launched into the foreground like any other")
     func startedByHand() throws {
         var core = OffstageCore()

@@ -52,7 +52,8 @@ extension OffstageCore {
         guard var entry = apps[id], let process = entry.process else { return }
         let reason = process.termination?.reason
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
-        if reason == nil && status.isAbnormal && !process.reason.isForeground {
+        // A watchdog's kill is the app's failure as much as a crash: both count towards the crash loop (SPEC LC-9).
+        if reason.map(\.isWatchdog) ?? true, status.isAbnormal, !process.reason.isForeground {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
         } else if reason == nil && !status.isAbnormal {
