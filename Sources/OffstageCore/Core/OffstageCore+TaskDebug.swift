@@ -114,6 +114,12 @@ extension OffstageCore {
         if entry.process?.termination != nil || entry.uninstalling {
             throw CoreError(.appNotRunning, "'\(id)' is being terminated", fix: "try again once it has exited")
         }
+        if entry.durable.forceQuit {
+            // LC-6 has one exception (significant location changes); a debug run is not it.
+            throw CoreError(
+                .unavailable, "'\(id)' was force-quit: nothing of it runs in the background until the user opens it",
+                fix: "open it first (`offstage open \(id)`)")
+        }
         if entry.process?.runs.contains(where: { $0.request.identifier == identifier }) == true {
             throw CoreError(
                 .alreadyRunning, "'\(identifier)' is already running in '\(id)'",
