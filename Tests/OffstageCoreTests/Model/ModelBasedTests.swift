@@ -139,7 +139,7 @@ struct ModelBasedTests {
     static let lifecycleInvariants = Set(Invariant.allCases).subtracting(ModelKnownIssues.invariants)
 
     @Test(
-        "LC-1, LC-3, LC-4, LC-5, LC-6, BT-2, BT-4, MAN-3: random sessions keep every lifecycle invariant",
+        "LC-1, LC-2, LC-3, LC-4, LC-5, LC-6, LC-9, BT-2, BT-4, MAN-3: random sessions keep every lifecycle invariant",
         arguments: SeedBatch.batches(first: 1_000_000, batches: 4, perBatch: 600))
     func lifecycle(batch: SeedBatch) {
         let result = ModelExplorer.explore(batch, profile: .lifecycle, enabled: Self.lifecycleInvariants)
