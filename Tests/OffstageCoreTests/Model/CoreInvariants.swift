@@ -317,7 +317,8 @@ enum CoreInvariants {
             if case .willTerminate = callback.kind, process.terminatedWhileSuspended {
                 fail(.noWillTerminateWhenSuspended, "will-terminate delivered to \(id), terminated while suspended")
             }
-            if case .backgroundTasksExpiring(let tasks) = callback.kind,
+            // The same callback sent again after a reconnect (same id) is not a second call: the SDK drops it.
+            if case .backgroundTasksExpiring(let tasks) = callback.kind, !process.received.contains(callback.id),
                 let end = seen.apps[id]?.process?.ledger.budgetEnd
             {
                 for task in tasks where process.expirationsDelivered.contains(ExpirationKey(task: task, budgetEnd: end))

@@ -210,6 +210,19 @@ struct ModelBasedTests {
         #expect(ModelShell.replay(first.0, enabled: Set(Invariant.allCases), tracing: true).trace == first.1)
     }
 
+    @Test("LC-2, LC-8, BT-4: expiration handlers in flight when the callback stream closes are sent again, not twice")
+    func expirationSentAgainAfterReattach() {
+        // Found by a long search (seed 42004017): the re-sent callback keeps its id, so it is one call, not two.
+        let shell = ModelShell.replay(
+            [
+                .install(0, .plain), .open(0), .spawn(0, .normal), .attach(0), .interrupt(.accept), .reply(0),
+                .beginTask(0), .reply(0), .fireTimer, .detach(0), .attach(0),
+            ], enabled: Set(Invariant.allCases), tracing: true)
+        #expect(shell.violation == nil, "\(shell.violation.map(\.description) ?? "")")
+        let expiring = shell.trace?.filter { $0.contains("deliver background-tasks-expiring") } ?? []
+        #expect(expiring.count == 2 && Set(expiring).count == 1, "the same callback, sent twice")
+    }
+
     @Test("the shrinker keeps only the commands that matter, with their simplest arguments, up to the failure")
     func shrinking() {
         var generator = CommandGenerator(seed: 42, profile: .lifecycle)
