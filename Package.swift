@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // Seeded random generators for the core's model-based tests (test target only).
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         // The pure core: no I/O, no clock.
@@ -71,7 +73,14 @@ let package = Package(
         // The core on virtual time and a virtual device.
         .target(name: "OffstageSimulator", dependencies: ["OffstageCore"], swiftSettings: strict),
 
-        .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore", "OffstageSimulator"], swiftSettings: strict),
+        .testTarget(
+            name: "OffstageCoreTests",
+            dependencies: [
+                "OffstageCore", "OffstageSimulator",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
         .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore"], swiftSettings: strict),
         .testTarget(

@@ -169,6 +169,27 @@ struct ConditionTests {
         #expect(try sim.holdControllers(refreshApp, refreshID) == ["force-quit"])
     }
 
+    @Test("LC-6, SCH-9: run-task and fetch do not launch a force-quit app into the background: refused with the fix")
+    func forceQuitNotForced() throws {
+        var sim = Simulation()
+        // No network: the scheduler leaves the request alone, only the debug verbs could run it.
+        try sim.setConditions(ConditionOverrides(network: NetworkKind.none))
+        sim.install(schedulingManifest(refreshApp), behavior: .init(), pending: [refreshSubmission])
+        try sim.forceQuit(refreshApp)
+        let run = #expect(throws: CoreError.self) { try sim.runTaskNow(refreshApp, refreshID) }
+        let fetch = #expect(throws: CoreError.self) { try sim.fetchNow(refreshApp) }
+        #expect(run?.code == .unavailable && fetch?.code == .unavailable)
+        #expect(run?.fix.contains("offstage open") == true)
+        sim.run(for: .seconds(60))
+        #expect(sim.trace(of: refreshApp).allSatisfy { if case .launched = $0.event { false } else { true } })
+        // Once the user has opened it, the debug verbs work again.
+        try sim.openAndSettle(refreshApp)
+        sim.home()
+        sim.run(for: .seconds(2))
+        try sim.runTaskNow(refreshApp, refreshID)
+        #expect(sim.callbacks(of: refreshApp).last == "runTask")
+    }
+
     @Test("SCH-8: every pending request either has holds or a plan, and running ones say so")
     func everyRequestIsExplained() throws {
         var tasks = TaskBehavior()

@@ -133,6 +133,21 @@ struct WatchdogTests {
         #expect(loop.notBefore == nil && loop.consecutiveCrashes == 0)
     }
 
+    @Test("LC-9: a background launch killed by the launch watchdog is relaunched with growing delays, not at once")
+    func hungLaunchesThrottled() throws {
+        // The app never attaches, so every background launch for its refresh is killed at 20 s (LC-3).
+        var sim = Simulation()
+        let hangs = AppBehavior().with(\.attachDelay, .seconds(86_400))
+        sim.install(schedulingManifest(refreshApp), behavior: hangs, pending: [refreshSubmission])
+        sim.run(for: .seconds(300))
+        let launches = sim.trace(of: refreshApp).filter { $0.event == .launched(.refresh) }.map(\.at)
+        let exits = sim.trace(of: refreshApp).filter { if case .exited = $0.event { true } else { false } }.map(\.at)
+        let waits = zip(exits, launches.dropFirst()).map { ($1 - $0).inSeconds }
+        #expect(waits.count >= 4)
+        #expect(Array(waits.prefix(4)) == [1, 2, 4, 8], "seconds from each kill to the next launch")
+        #expect(sim.core.apps[refreshApp]?.durable.crashLoop.consecutiveCrashes == exits.count)
+    }
+
     @Test("LC-8: a process started by hand attaches and is launched into the foreground like any other")
     func startedByHand() throws {
         var core = OffstageCore()
@@ -182,5 +197,47 @@ struct WatchdogTests {
         let deadline = try #require(core.nextDeadline)
         #expect(approximately((deadline - now).inSeconds, 20))
         #expect(core.advance(to: deadline).contains(.terminate(appA, pid: 777)))
+    }
+
+    @Test("LC-2, LC-8: a callback in flight when the callback stream closes is sent again with the same id, so it runs once")
+    func callbackSentAgainKeepsItsID() throws {
+        var (core, now, launching) = try launchedAndAttached()
+        _ = core.detached(appA, pid: 42, at: now)
+        now = now + .milliseconds(50)
+        let again = try core.attached(appA, pid: 42, report: .fresh, at: now)
+        // The SDK drops a repeated id; under a new id it would run did-finish-launching a second time.
+        #expect(delivered(again) == [launching])
+        let next = core.callbackCompleted(appA, pid: 42, callback: launching.id, at: now)
+        #expect(delivered(next).map(\.kind) == [.didBecomeActive])
+    }
+
+    @Test("LC-2, LC-8: an answer that arrives while the callback stream is closed completes the callback")
+    func answerWhileDetachedCounts() throws {
+        var (core, now, launching) = try launchedAndAttached()
+        _ = core.detached(appA, pid: 42, at: now)
+        // The answer travels on the app's request connection, which did not close.
+        _ = core.callbackCompleted(appA, pid: 42, callback: launching.id, at: now)
+        now = now + .milliseconds(50)
+        let next = try core.attached(appA, pid: 42, report: AttachReport(launchCompleted: true, state: .inactive), at: now)
+        #expect(delivered(next).map(\.kind) == [.didBecomeActive])
+        #expect(core.apps[appA]?.process?.launchCompleted == true)
+    }
+
+    /// App A opened, started as pid 42 and attached: did-finish-launching is in flight.
+    private func launchedAndAttached() throws -> (OffstageCore, Instant, Callback) {
+        var core = OffstageCore()
+        let now = Instant(secondsSinceEpoch: 100)
+        _ = try core.install(InstalledApp(manifest: manifest(appA), bundlePath: "/x", installedAt: now), at: now)
+        let opened = try core.open(appA, at: now)
+        let plan = try #require(opened.compactMap { if case .launch(appA, let plan) = $0 { plan } else { nil } }.first)
+        _ = core.processStarted(appA, launch: plan.launch, pid: 42, at: now)
+        let first = try core.attached(appA, pid: 42, report: .fresh, at: now)
+        let launching = try #require(delivered(first).first)
+        #expect(launching.kind == .didFinishLaunching(.user))
+        return (core, now, launching)
+    }
+
+    private func delivered(_ actions: [CoreAction]) -> [Callback] {
+        actions.compactMap { if case .deliver(appA, 42, let callback) = $0 { callback } else { nil } }
     }
 }

@@ -18,10 +18,17 @@ extension OffstageCore {
 
     /// Sends the next queued callback if the app can receive it now.
     mutating func pump(_ id: AppID, _ now: Instant) {
-        guard var process = apps[id]?.process, let pid = process.pid, process.attached, !process.frozen,
-            process.inFlight == nil, !process.queue.isEmpty
-        else { return }
+        guard var process = apps[id]?.process, let pid = process.pid, process.attached, !process.frozen else { return }
         if let termination = process.termination, termination.stage > .willTerminate { return }
+        if process.resendInFlight, let inFlight = process.inFlight {
+            // The stream reconnected: the same callback again, same id and deadline (see `detached`).
+            process.resendInFlight = false
+            apps[id]?.process = process
+            emit(.deliver(id, pid: pid, inFlight))
+            log(now, id, .callback, "\(inFlight.kind.description) (again, after the callback stream reconnected)")
+            return
+        }
+        guard process.inFlight == nil, !process.queue.isEmpty else { return }
         let kind = process.queue.removeFirst()
         let deadline: Instant?
         switch kind {
@@ -55,6 +62,7 @@ extension OffstageCore {
             return finish(now)
         }
         process.inFlight = nil
+        process.resendInFlight = false
         if case .didFinishLaunching = inFlight.kind {
             process.launchCompleted = true
             process.launchDeadline = nil

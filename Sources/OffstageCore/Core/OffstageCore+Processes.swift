@@ -53,10 +53,11 @@ extension OffstageCore {
         guard var entry = apps[id], let process = entry.process else { return }
         let reason = process.termination?.reason
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
-        // A launch that fails is throttled like a crash, so a broken executable is not retried in a tight loop.
-        var crashed = reason == nil
+        // A watchdog's kill is the app's failure as much as a crash, and a launch that fails is throttled the same
+        // way, so a hung or broken app is not relaunched in a tight loop (SPEC LC-9).
+        var crashed = reason.map(\.isWatchdog) ?? true
         if case .launchFailed = reason { crashed = true }
-        if crashed && status.isAbnormal && !process.reason.isForeground {
+        if crashed, status.isAbnormal, !process.reason.isForeground {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
         } else if reason == nil && !status.isAbnormal {
@@ -121,11 +122,9 @@ extension OffstageCore {
     public mutating func detached(_ id: AppID, pid: Int32, at now: Instant) -> [CoreAction] {
         guard var process = apps[id]?.process, process.pid == pid, process.attached else { return finish(now) }
         process.attached = false
-        if let inFlight = process.inFlight {
-            // It may or may not have arrived; it is sent again on reattach and the SDK drops repeats by id.
-            process.queue.insert(inFlight.kind, at: 0)
-            process.inFlight = nil
-        }
+        // It may or may not have arrived. It stays in flight, as the app's answer comes over its request connection,
+        // and is sent again with the same id on reattach: the SDK drops repeats by id, so no handler runs twice.
+        if process.inFlight != nil { process.resendInFlight = true }
         apps[id]?.process = process
         log(now, id, .detach, "callback stream closed")
         touched.insert(id)
@@ -155,10 +154,7 @@ extension OffstageCore {
 
     mutating func reconnect(_ id: AppID, _ now: Instant) {
         guard var process = apps[id]?.process else { return }
-        if let inFlight = process.inFlight {
-            process.queue.insert(inFlight.kind, at: 0)
-            process.inFlight = nil
-        }
+        if process.inFlight != nil { process.resendInFlight = true }
         process.attached = true
         apps[id]?.process = process
         log(now, id, .attach, "attached (pid \(process.pid ?? 0))")

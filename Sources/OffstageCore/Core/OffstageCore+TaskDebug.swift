@@ -123,6 +123,12 @@ extension OffstageCore {
         if entry.process?.termination != nil {
             throw CoreError(.appNotRunning, "'\(id)' is being terminated", fix: "try again once it has exited")
         }
+        if entry.durable.forceQuit {
+            // LC-6 has one exception (significant location changes); a debug run is not it.
+            throw CoreError(
+                .unavailable, "'\(id)' was force-quit: nothing of it runs in the background until the user opens it",
+                fix: "open it first (`offstage open \(id)`)")
+        }
         // A forced run has the effects of a real decision, and no real decision runs such an app in the background.
         if !device.settings.multitaskingSupported {
             throw CoreError(

@@ -20,6 +20,9 @@ public struct AppProcess: Hashable, Sendable {
     public var frozen: Bool = false
     /// The callback sent and not yet answered; callbacks go one at a time, in order.
     public var inFlight: Callback?
+    /// The callback stream closed while `inFlight` was out: it is sent again, with the same id, when the app
+    /// reattaches (the SDK answers a repeated id without running the handler again).
+    public var resendInFlight = false
     /// Callbacks waiting to be sent (while launching, detached, frozen, or behind `inFlight`).
     public var queue: [CallbackKind] = []
     /// Open background tasks and their budget.

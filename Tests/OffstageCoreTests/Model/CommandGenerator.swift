@@ -1,0 +1,208 @@
+import OffstageCore
+import PropertyBased
+
+/// How often the generator picks each kind of command; a test that aims at one part of the SPEC leans on it.
+struct GeneratorProfile: Sendable {
+    /// Weights of the manifests apps are installed with.
+    var variants: [(Double, ManifestVariant)]
+    /// Weight of turning multitasking off (turning it back on has weight 1).
+    var multitaskingOff: Double
+    /// Fewest and most commands in a sequence.
+    var length: ClosedRange<Int>
+
+    /// Every part of the core, the device mostly multitasking.
+    static let lifecycle = GeneratorProfile(
+        variants: [(3, .scheduler), (2, .plain), (2, .fetchOnly), (1, .exitsOnSuspend)], multitaskingOff: 0.4,
+        length: 40...160)
+
+    /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
+    static let multitaskingOff = GeneratorProfile(
+        variants: [(3, .exitsOnSuspend), (3, .scheduler), (1, .fetchOnly), (1, .plain)], multitaskingOff: 3,
+        length: 30...120)
+}
+
+/// Generates command sequences from a seed, looking at the shell as it goes so that most commands mean something:
+/// a reply where a callback is outstanding, an attach where a process has started, a spawn where a launch is pending.
+/// Replaying the commands it produced needs no generator: a sequence is the whole test case.
+///
+/// The random numbers come from PropertyBased's `Xoshiro` (xoshiro256**), seeded from one 64-bit number, so a seed
+/// printed by a failure reproduces the same sequence on any machine.
+struct CommandGenerator {
+    private var rng: Xoshiro
+    private let profile: GeneratorProfile
+    /// How likely the apps of this sequence are to do what is awaited of them (start, attach, answer) before anything
+    /// else happens: well-behaved apps in most sequences, hung and slow ones in some.
+    private let promptness: Double
+
+    /// A generator for one sequence.
+    init(seed: UInt64, profile: GeneratorProfile) {
+        // SplitMix64 spreads one number over xoshiro's four words, as its authors recommend.
+        var state = seed
+        func splitMix() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        rng = Xoshiro(seed: (splitMix(), splitMix(), splitMix(), splitMix()))
+        self.profile = profile
+        promptness = [0.3, 0.7, 0.85, 0.95][Int.random(in: 0...3, using: &rng)]
+    }
+
+    /// How many commands the sequence has.
+    mutating func length() -> Int { Int.random(in: profile.length, using: &rng) }
+
+    /// The next command, given what the shell looks like now. The first commands install every slot.
+    mutating func next(_ shell: ModelShell, index: Int) -> ModelCommand {
+        if index < ModelWorld.appCount { return .install(index, weighted(profile.variants)) }
+        var options: [(Double, Choice)] = []
+        // What the processes are waiting for, weighted up so that sessions get somewhere.
+        for slot in 0..<ModelWorld.appCount {
+            let id = ModelWorld.app(slot)
+            if shell.pendingLaunches.contains(where: { $0.app == id }) { options.append((30, .spawn(slot))) }
+            guard let process = shell.process(of: slot) else { continue }
+            if process.death != nil { options.append((4, .reap(slot))) }
+            guard process.death == nil, !process.frozen else { continue }
+            if !process.attached { options.append((20, .attach(slot))) }
+            if process.attached, let callback = process.outstanding.first {
+                options.append((30, .reply(slot)))
+                options.append((4, .beginTask(slot)))
+                switch callback.kind {
+                case .runTask, .performFetch, .taskExpiring: options.append((8, .complete(slot)))
+                case .backgroundTasksExpiring: options.append((8, .endTask(slot)))
+                default: break
+                }
+            }
+            if !process.openTasks.isEmpty { options.append((3, .endTask(slot))) }
+            if !process.runs.isEmpty { options.append((3, .complete(slot))) }
+        }
+        let awaited = options
+        if !awaited.isEmpty, Double.random(in: 0..<1, using: &rng) < promptness { return make(weighted(awaited)) }
+        // App-side commands mostly go to an app whose process can act.
+        let actors = shell.processes.values.filter { $0.death == nil && !$0.frozen }.compactMap {
+            ModelWorld.slot(of: $0.app)
+        }.sorted()
+        let busy = !actors.isEmpty
+        let appSlot = { (rng: inout Xoshiro) -> Int in
+            actors.isEmpty || Int.random(in: 0...3, using: &rng) == 0
+                ? Int.random(in: 0..<ModelWorld.appCount, using: &rng)
+                : actors[Int.random(in: 0..<actors.count, using: &rng)]
+        }
+        options += [
+            (22, .advance), (9, .fireTimer), (7, .open), (5, .home), (1.5, .lock), (1.5, .unlock), (2, .interrupt),
+            (1.5, .forceQuit), (1.5, .install), (1, .uninstall), (profile.multitaskingOff, .multitaskingOff),
+            (1, .multitaskingOn), (2, .deviceSwitch), (1.5, .appSwitch), (2, .conditions), (3, .runTask),
+            (2, .expireTask), (0.5, .replyAgain(appSlot(&rng))), (1.5, .exit(appSlot(&rng))),
+            (0.7, .detach(appSlot(&rng))),
+            (busy ? 4 : 0.5, .submit(appSlot(&rng))), (busy ? 1 : 0.2, .cancel(appSlot(&rng))),
+            (busy ? 0.5 : 0.1, .cancelAll(appSlot(&rng))), (busy ? 1.5 : 0.2, .fetchInterval(appSlot(&rng))),
+            (busy ? 4 : 0.5, .beginTask(appSlot(&rng))), (busy ? 2 : 0.3, .endTask(appSlot(&rng))),
+            (busy ? 1 : 0.2, .complete(appSlot(&rng))), (busy ? 2 : 0.2, .reply(appSlot(&rng))),
+        ]
+        return make(weighted(options))
+    }
+
+    /// What the generator chose, before its arguments are drawn.
+    private enum Choice {
+        case spawn(Int)
+        case reap(Int)
+        case attach(Int)
+        case reply(Int)
+        case replyAgain(Int)
+        case beginTask(Int)
+        case endTask(Int)
+        case complete(Int)
+        case exit(Int)
+        case detach(Int)
+        case submit(Int)
+        case cancel(Int)
+        case cancelAll(Int)
+        case fetchInterval(Int)
+        case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
+        case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask
+    }
+
+    private mutating func make(_ choice: Choice) -> ModelCommand {
+        let anySlot = 0...(ModelWorld.appCount - 1)
+        switch choice {
+        case .spawn(let slot): return .spawn(slot, weighted([(20, .normal), (2, .ignoresSIGTERM), (1, .failsToStart)]))
+        case .reap(let slot): return .reap(slot)
+        case .attach(let slot): return .attach(slot)
+        case .reply(let slot): return .reply(slot)
+        case .replyAgain(let slot): return .replyAgain(slot)
+        case .beginTask(let slot): return .beginTask(slot)
+        case .endTask(let slot): return .endTask(slot, int(0...3))
+        case .complete(let slot):
+            return .complete(slot, int(0...2), weighted([(3, .newData), (1, .noData), (1, .failed)]))
+        case .exit(let slot):
+            return .exit(slot, weighted([(2, .signaled(11)), (1, .exited(1)), (1, .exited(0)), (0.5, .signaled(9))]))
+        case .detach(let slot): return .detach(slot)
+        case .submit(let slot):
+            return .submit(
+                slot, weighted([(2, .appRefresh), (1, .processing), (0.1, .fetch)]), earliestAfterSeconds: earliest(),
+                network: int(0...1) == 0, power: int(0...2) == 0)
+        case .cancel(let slot): return .cancel(slot, kind())
+        case .cancelAll(let slot): return .cancelAll(slot)
+        case .fetchInterval(let slot):
+            return .fetchInterval(slot, weighted([(1, .never), (2, .minimum), (1, .seconds(Double(int(0...7200))))]))
+        case .advance: return .advance(ms: duration())
+        case .fireTimer: return .fireTimer
+        case .open: return .open(int(anySlot))
+        case .home: return .home
+        case .lock: return .lock
+        case .unlock: return .unlock(returningToApp: int(0...3) != 0)
+        case .interrupt: return .interrupt(weighted([(1, nil), (1, .accept), (1, .dismiss)]))
+        case .forceQuit: return .forceQuit(int(anySlot))
+        case .install: return .install(int(anySlot), weighted(profile.variants))
+        case .uninstall: return .uninstall(int(anySlot))
+        case .multitaskingOff: return .device(.multitasking, false)
+        case .multitaskingOn: return .device(.multitasking, true)
+        case .deviceSwitch:
+            return .device(weighted([(1, .backgroundRefresh), (1, .lowPower), (1, .dataSaver)]), int(0...2) != 0)
+        case .appSwitch: return .appSetting(int(anySlot), weighted(AppSwitch.allCases.map { (1, $0) }), int(0...2) != 0)
+        case .conditions: return .conditions(conditions())
+        case .runTask: return .runTask(int(anySlot), kind())
+        case .expireTask: return .expireTask(int(anySlot), kind())
+        }
+    }
+
+    // MARK: Arguments
+
+    /// A time step from a millisecond to hours, most of them short: the core's own numbers are 1 s to 30 minutes.
+    private mutating func duration() -> Int {
+        let range = weighted([
+            (30, 1...100), (30, 100...5_000), (22, 5_000...60_000), (12, 60_000...1_800_000),
+            (6, 1_800_000...21_600_000),
+        ])
+        return int(range)
+    }
+
+    private mutating func kind() -> TaskKind { weighted([(2, .appRefresh), (1, .processing), (1, .fetch)]) }
+
+    private mutating func earliest() -> Int? {
+        weighted([
+            (4, nil), (1, 0), (2, 60), (2, 900), (1, 3_600), (0.5, 86_400 * 2), (0.3, -90_000), (0.3, 86_400 * 8),
+        ])
+    }
+
+    private mutating func conditions() -> ConditionOverrides {
+        ConditionOverrides(
+            batteryLevel: weighted([(3, nil), (1, 5), (1, 50), (1, 100)]),
+            charging: weighted([(2, nil), (1, true), (1, false)]),
+            network: weighted([(2, nil), (1, NetworkKind.none), (1, .metered), (1, .unmetered)]),
+            idle: weighted([(2, nil), (1, true), (1, false)]))
+    }
+
+    private mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
+
+    private mutating func weighted<T>(_ options: [(Double, T)]) -> T {
+        let total = options.reduce(0) { $0 + $1.0 }
+        var pick = Double.random(in: 0..<total, using: &rng)
+        for (weight, value) in options {
+            if pick < weight { return value }
+            pick -= weight
+        }
+        return options[options.count - 1].1
+    }
+}

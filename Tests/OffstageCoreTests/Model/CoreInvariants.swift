@@ -1,0 +1,357 @@
+import OffstageCore
+
+/// The SPEC's invariants the model-based tests check after every input the core receives, each with the SPEC ids it
+/// stands for. Some are read from the core's state after the input, some from the actions it returned, as the shell
+/// carries them out in order.
+enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    /// LC-1: at most one app whose process is not being terminated is inactive or active, and it is the device's
+    /// foreground app. (An app whose termination is under way is leaving; an exits-on-suspend app stays inactive
+    /// while it runs will-terminate, SPEC LC-7.)
+    case oneForegroundApp
+    /// LC-4: a callback goes only to a process that is attached and not frozen; a process is never frozen with a
+    /// callback in flight, and the core never waits for an answer from a frozen process.
+    case noCallbackToFrozenApp
+    /// LC-2: callbacks reach an app one at a time, in order: a new one is sent only once the app has answered the
+    /// previous one, and one sent again after the callback stream reconnects keeps its id (the SDK drops repeats by
+    /// id), so no handler runs twice.
+    case oneCallbackAtATime
+    /// LC-5: an app whose termination begins while it is suspended gets no callback and is not thawed: it is killed.
+    case noWillTerminateWhenSuspended
+    /// BT-2, BT-4: open background tasks keep a backgrounded app running and share a budget: their expiration handlers
+    /// are due by the warning point (each once per budget), and an app with tasks still open at the budget's end is
+    /// terminated; a frozen app has no open task and no running scheduled task.
+    case backgroundTaskBudget
+    /// LC-6: a force-quit app is killed at once and never launched into the background until the user opens it.
+    case forceQuitNotLaunched
+    /// LC-4: an app in the background with nothing to do (attached, launched, no callback pending, no open task, no
+    /// running task, not terminating) is suspended no later than `suspendDelay` after it became so.
+    case idleAppSuspended
+    /// LC-9: an app whose background launches keep ending abnormally (crash, failed start, killed by a watchdog) is
+    /// relaunched into the background with growing delays, never in a tight loop (debug runs excepted).
+    case crashLoopThrottled
+    /// The core's next deadline is never in the past, and a timer that fires moves it forward (no busy loop).
+    case deadlineNotInPast
+    /// LC-7: an app with `UIApplicationExitsOnSuspend`, or any app while multitasking is off, is never in state
+    /// background or suspended (unless it is being terminated) and is never launched into the background.
+    case exitsOnSuspend
+    /// MAN-3, LC-3: callbacks and signals go only to the app's own current process (never to a pid that has exited,
+    /// which the system may reuse); nothing is launched for an app being uninstalled or not installed, nor while its
+    /// previous process lives; an app is forgotten only once its process is gone.
+    case ownProcessOnly
+    /// Reliability (SPEC §11, misbehaving apps are contained): every process the shell started and has not seen exit
+    /// is the current process of its app in the core; a process the core lost track of could never be suspended or
+    /// killed again.
+    case noLostProcess
+
+    var description: String {
+        switch self {
+        case .oneForegroundApp: "LC-1 at most one foreground app"
+        case .noCallbackToFrozenApp: "LC-4 no callback to a frozen app"
+        case .oneCallbackAtATime: "LC-2 one callback at a time, a repeat keeps its id"
+        case .noWillTerminateWhenSuspended: "LC-5 a suspended app never gets will-terminate"
+        case .backgroundTaskBudget: "BT-2/BT-4 background tasks end, expire or kill the app by its budget"
+        case .forceQuitNotLaunched: "LC-6 a force-quit app is never launched in the background"
+        case .idleAppSuspended: "LC-4 no idle app in the background past suspendDelay"
+        case .crashLoopThrottled: "LC-9 crash loops are throttled with growing delays"
+        case .deadlineNotInPast: "the next deadline is never in the past"
+        case .exitsOnSuspend: "LC-7 exits-on-suspend and multitasking off: never background, never launched into it"
+        case .ownProcessOnly: "MAN-3/LC-3 actions go only to the app's own live process"
+        case .noLostProcess: "§11 the core never loses track of a live process"
+        }
+    }
+}
+
+/// A broken invariant: which, what was seen, and when.
+struct Violation: Hashable, Sendable, CustomStringConvertible {
+    /// The invariant.
+    var invariant: Invariant
+    /// What was seen, naming the app and the numbers.
+    var message: String
+    /// The index of the command during which it was seen.
+    var step: Int
+    /// Virtual time, in seconds since the model's start.
+    var seconds: Double
+
+    var description: String {
+        "[\(invariant)] at command \(step), t=\(formatSeconds(seconds)): \(message)"
+    }
+}
+
+/// What the invariants read after one input: the core's state and the shell's view of the processes it started.
+/// A plain value, so a test can also hand the checker a state made bad on purpose.
+struct ModelObservation {
+    /// The instant of the input.
+    var now: Instant
+    /// The core's apps.
+    var apps: [AppID: AppEntry]
+    /// The core's device state.
+    var device: DeviceState
+    /// The core's configuration.
+    var configuration: CoreConfiguration
+    /// The core's next deadline.
+    var nextDeadline: Instant?
+    /// The shell's processes that have not been reported as exited, by pid.
+    var processes: [Int32: ModelProcess]
+    /// Launches the core asked for that the shell has not started yet.
+    var pendingLaunches: [PendingLaunch]
+    /// Since when each process has been idle in the background, by pid.
+    var idleSince: [Int32: Instant]
+    /// Background launches in a row that ended abnormally, per app.
+    var crashes: [AppID: CrashStreak]
+    /// The input is a debug verb, which runs work whatever holds it back.
+    var forcing: Bool
+    /// Whether the input was a timer firing.
+    var firedTimer: Bool
+}
+
+/// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
+enum CoreInvariants {
+    /// Every invariant readable from the state after an input.
+    static func check(_ seen: ModelObservation) -> [(Invariant, String)] {
+        var found: [(Invariant, String)] = []
+        func fail(_ invariant: Invariant, _ message: String) { found.append((invariant, message)) }
+        let now = seen.now
+        let ids = seen.apps.keys.sorted()
+
+        // LC-1
+        let front = ids.filter { id in
+            guard let process = seen.apps[id]?.process else { return false }
+            return process.termination == nil && process.phase.isForeground
+        }
+        if front.count > 1 {
+            fail(.oneForegroundApp, "\(front.map(\.description).joined(separator: " and ")) are all in the foreground")
+        } else if let only = front.first, seen.device.foregroundApp != only {
+            let phase = seen.apps[only]?.state.rawValue ?? "?"
+            fail(
+                .oneForegroundApp,
+                "\(only) is \(phase) but the device's foreground app is "
+                    + (seen.device.foregroundApp.map(\.description) ?? "none")
+            )
+        }
+
+        for id in ids {
+            guard let entry = seen.apps[id] else { continue }
+            let exits = entry.app.manifest.exitsOnSuspend || !seen.device.settings.multitaskingSupported
+            // LC-6
+            if entry.durable.forceQuit, let process = entry.process, process.termination?.stage != .killed {
+                fail(
+                    .forceQuitNotLaunched,
+                    "\(id) is force-quit yet its process runs (\(process.phase.rawValue), not killed)")
+            }
+            guard let process = entry.process else { continue }
+            let live = process.termination == nil
+            // LC-4: nothing in flight to a frozen process
+            if process.frozen, let inFlight = process.inFlight {
+                fail(.noCallbackToFrozenApp, "\(id) is frozen with \(inFlight.kind) in flight")
+            }
+            // LC-7
+            if exits, live, process.phase == .background || process.phase == .suspended {
+                let why = entry.app.manifest.exitsOnSuspend ? "exits on suspend" : "multitasking is off"
+                fail(.exitsOnSuspend, "\(id) is \(process.phase.rawValue) although \(why)")
+            }
+            // BT-2, BT-4
+            if live, process.frozen, process.ledger.hasOpenTasks || !process.runs.isEmpty {
+                fail(
+                    .backgroundTaskBudget,
+                    "\(id) is frozen with \(process.ledger.tasks.count) open task(s) and \(process.runs.count) run(s)")
+            }
+            if live, process.phase == .background, process.ledger.hasOpenTasks {
+                let tasks = process.ledger.tasks.map(\.id.description).joined(separator: ", ")
+                if let end = process.ledger.budgetEnd {
+                    let budget = seen.configuration.backgroundTaskBudget
+                    let warning = end - .seconds(double: seen.configuration.expirationWarning)
+                    if (end - now).inSeconds > budget + 1e-9 {
+                        fail(
+                            .backgroundTaskBudget,
+                            "\(id)'s budget ends \(formatSeconds((end - now).inSeconds)) s from now, "
+                                + "more than \(budget) s"
+                        )
+                    }
+                    if now >= end {
+                        fail(
+                            .backgroundTaskBudget,
+                            "\(id) still runs task \(tasks) \(formatSeconds((now - end).inSeconds)) s "
+                                + "after its budget ended"
+                        )
+                    } else if now >= warning, process.ledger.tasks.contains(where: { !$0.expirationSent }) {
+                        fail(
+                            .backgroundTaskBudget,
+                            "\(id)'s expiration handlers are not due "
+                                + "\(formatSeconds((now - warning).inSeconds)) s after the warning point"
+                        )
+                    }
+                } else {
+                    fail(.backgroundTaskBudget, "\(id) is in the background with task \(tasks) open and no budget")
+                }
+            }
+        }
+
+        // LC-4: idle too long without being suspended
+        for (pid, since) in seen.idleSince.sorted(by: { $0.key < $1.key }) {
+            let limit = since + .seconds(double: seen.configuration.suspendDelay)
+            if now >= limit, let process = seen.processes[pid] {
+                fail(
+                    .idleAppSuspended,
+                    "\(process.app) (pid \(pid)) has been idle in the background since "
+                        + "t=\(formatSeconds((since - ModelWorld.start).inSeconds)) "
+                        + "and is still not suspended \(formatSeconds((now - since).inSeconds)) s later")
+            }
+        }
+
+        // Deadlines
+        if let next = seen.nextDeadline {
+            if next < now {
+                fail(.deadlineNotInPast, "the next deadline is \(formatSeconds((now - next).inSeconds)) s in the past")
+            } else if seen.firedTimer, next == now {
+                fail(.deadlineNotInPast, "a timer fired and the next deadline is still now: the shell would spin")
+            }
+        }
+
+        // Every process the shell knows is the core's current process of its app.
+        for (pid, process) in seen.processes.sorted(by: { $0.key < $1.key }) {
+            let current = seen.apps[process.app]?.process?.pid
+            if current != pid {
+                let what = process.death == nil ? "alive" : "dead, exit not yet reported"
+                fail(
+                    .noLostProcess,
+                    "pid \(pid) of \(process.app) is \(what) but the core's process for the app is "
+                        + "\(current.map { "pid \($0)" } ?? "none")")
+            }
+        }
+        for pending in seen.pendingLaunches {
+            let process = seen.apps[pending.app]?.process
+            if process?.launch != pending.launch || process?.pid != nil {
+                fail(.noLostProcess, "the core forgot launch #\(pending.launch) of \(pending.app) before it started")
+            }
+        }
+        return found
+    }
+
+    /// The checks of one action, against the shell's processes as they are just before the shell carries it out.
+    static func check(
+        _ action: CoreAction, _ seen: ModelObservation, processes: [Int32: ModelProcess], exitedPids: Set<Int32>
+    ) -> [(Invariant, String)] {
+        var found: [(Invariant, String)] = []
+        func fail(_ invariant: Invariant, _ message: String) { found.append((invariant, message)) }
+        func ownProcess(_ id: AppID, _ pid: Int32, _ what: String) -> ModelProcess? {
+            guard let process = processes[pid], process.app == id else {
+                let owner =
+                    processes[pid].map { "belongs to \($0.app)" }
+                    ?? (exitedPids.contains(pid) ? "has exited" : "was never started")
+                fail(.ownProcessOnly, "\(what) to pid \(pid) of \(id), which \(owner)")
+                return nil
+            }
+            return process
+        }
+        switch action {
+        case .launch(let id, let plan):
+            let entry = seen.apps[id]
+            if entry == nil || entry?.uninstalling == true {
+                fail(
+                    .ownProcessOnly, "launch of \(id), which is \(entry == nil ? "not installed" : "being uninstalled")"
+                )
+            }
+            if let old = processes.values.first(where: { $0.app == id }) {
+                fail(.ownProcessOnly, "second launch of \(id) while pid \(old.pid) has not been seen to exit")
+            }
+            if !plan.reason.isForeground, !seen.forcing, let streak = seen.crashes[id], streak.count > 0 {
+                let delay = streak.delay(seen.configuration)
+                let waited = (seen.now - streak.lastEnd).inSeconds
+                if waited < delay - 1e-9 {
+                    fail(
+                        .crashLoopThrottled,
+                        "\(id) relaunched into the background (\(plan.reason.rawValue)) "
+                            + "\(formatSeconds(waited)) s after the last of \(streak.count) abnormal end(s) in a row; "
+                            + "the delay is \(formatSeconds(delay)) s")
+                }
+            }
+            if !plan.reason.isForeground, let entry {
+                if entry.durable.forceQuit {
+                    fail(
+                        .forceQuitNotLaunched,
+                        "\(id) is force-quit and launched into the background (\(plan.reason.rawValue))")
+                }
+                if entry.app.manifest.exitsOnSuspend || !seen.device.settings.multitaskingSupported {
+                    let why = entry.app.manifest.exitsOnSuspend ? "exits on suspend" : "multitasking is off"
+                    fail(
+                        .exitsOnSuspend,
+                        "\(id) is launched into the background (\(plan.reason.rawValue)) although \(why)")
+                }
+            }
+        case .deliver(let id, let pid, let callback):
+            guard let process = ownProcess(id, pid, "\(callback.kind)") else { break }
+            if process.death == nil {
+                if process.frozen { fail(.noCallbackToFrozenApp, "\(callback.kind) delivered to \(id) while frozen") }
+                if !process.attached {
+                    fail(.noCallbackToFrozenApp, "\(callback.kind) delivered to \(id) while not attached")
+                }
+            }
+            if let previous = process.outstanding.first, previous.id != callback.id {
+                fail(
+                    .oneCallbackAtATime,
+                    "\(callback.kind) #\(callback.id) sent to \(id) while its handler for "
+                        + "\(previous.kind) #\(previous.id) "
+                        + "has not returned")
+            }
+            if case .willTerminate = callback.kind, process.terminatedWhileSuspended {
+                fail(.noWillTerminateWhenSuspended, "will-terminate delivered to \(id), terminated while suspended")
+            }
+            // The same callback sent again after a reconnect (same id) is not a second call: the SDK drops it.
+            if case .backgroundTasksExpiring(let tasks) = callback.kind, !process.received.contains(callback.id),
+                let end = seen.apps[id]?.process?.ledger.budgetEnd
+            {
+                for task in tasks where process.expirationsDelivered.contains(ExpirationKey(task: task, budgetEnd: end))
+                {
+                    fail(
+                        .backgroundTaskBudget, "expiration handler of task \(task) of \(id) called twice in one budget")
+                }
+            }
+        case .freeze(let id, let pid):
+            guard let process = ownProcess(id, pid, "freeze") else { break }
+            if process.frozen { fail(.noCallbackToFrozenApp, "\(id) frozen twice") }
+            if process.death == nil, let callback = process.outstanding.first {
+                fail(.noCallbackToFrozenApp, "\(id) frozen while its handler for \(callback.kind) has not returned")
+            }
+            if process.death == nil, !process.openTasks.isEmpty || !process.runs.isEmpty {
+                fail(
+                    .backgroundTaskBudget,
+                    "\(id) frozen with \(process.openTasks.count) open task(s) and "
+                        + "\(process.runs.count) run(s) in its hands"
+                )
+            }
+        case .thaw(let id, let pid):
+            guard let process = ownProcess(id, pid, "thaw") else { break }
+            if process.terminatedWhileSuspended {
+                fail(.noWillTerminateWhenSuspended, "\(id) thawed after its termination began while suspended")
+            }
+        case .terminate(let id, let pid):
+            _ = ownProcess(id, pid, "SIGTERM")
+        case .kill(let id, let pid):
+            _ = ownProcess(id, pid, "SIGKILL")
+        case .forget(let id, _):
+            if let process = processes.values.first(where: { $0.app == id }) {
+                fail(.ownProcessOnly, "\(id) forgotten while pid \(process.pid) has not been seen to exit")
+            }
+        case .log, .saveApp, .saveDevice:
+            break
+        }
+        return found
+    }
+}
+
+/// One expiration-handler call: a task and the budget it was called for.
+struct ExpirationKey: Hashable, Sendable {
+    /// The task.
+    var task: BackgroundTaskID
+    /// The end of the budget it was called for.
+    var budgetEnd: Instant
+}
+
+/// Seconds with millisecond precision, for messages.
+func formatSeconds(_ seconds: Double) -> String {
+    let milliseconds = Int64((seconds * 1000).rounded())
+    let magnitude = milliseconds.magnitude
+    let fraction = String(magnitude % 1000)
+    let sign = milliseconds < 0 ? "-" : ""
+    return sign + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+}

@@ -1,0 +1,205 @@
+import OffstageCore
+import Testing
+
+/// Each invariant of the model-based tests, shown to fail on a state or an action made bad by hand: a check that can
+/// never fail would let the random sessions pass by luck. The good state they start from is shown to pass.
+@Suite("Model-based tests: every invariant catches a bad state")
+struct CoreInvariantsTests {
+    let app0 = ModelWorld.app(0)
+    let app1 = ModelWorld.app(1)
+
+    /// App 0 (scheduler) active in front as pid 1000, app 1 (plain) installed and not running.
+    func good() throws -> ModelShell {
+        let shell = ModelShell.replay(
+            [
+                .install(0, .scheduler), .install(1, .plain), .open(0), .spawn(0, .normal), .attach(0), .reply(0),
+                .reply(0),
+            ],
+            enabled: Set(Invariant.allCases))
+        try #require(shell.violation == nil)
+        try #require(shell.core.apps[app0]?.state == .active && shell.processes[1000] != nil)
+        return shell
+    }
+
+    func found(_ seen: ModelObservation) -> Set<Invariant> { Set(CoreInvariants.check(seen).map(\.0)) }
+
+    func found(_ action: CoreAction, _ shell: ModelShell, _ seen: ModelObservation? = nil) -> Set<Invariant> {
+        let seen = seen ?? shell.observation(firedTimer: false)
+        return Set(CoreInvariants.check(action, seen, processes: seen.processes, exitedPids: shell.exitedPids).map(\.0))
+    }
+
+    @Test("the good state breaks nothing, and neither do the actions a shell sees in it")
+    func goodStatePasses() throws {
+        let shell = try good()
+        #expect(found(shell.observation(firedTimer: false)).isEmpty)
+        let callback = Callback(id: CallbackID(99), kind: .willResignActive, deadline: nil)
+        #expect(found(.deliver(app0, pid: 1000, callback), shell).isEmpty)
+        #expect(found(.launch(app1, LaunchPlan(launch: 50, reason: .refresh)), shell).isEmpty)
+    }
+
+    @Test("LC-1: two apps in the foreground, or one that is not the device's")
+    func oneForegroundApp() throws {
+        var seen = try good().observation(firedTimer: false)
+        var twin = try #require(seen.apps[app0]?.process)
+        twin.pid = 1001
+        seen.apps[app1]?.process = twin
+        #expect(found(seen).contains(.oneForegroundApp))
+        seen = try good().observation(firedTimer: false)
+        seen.device.foregroundApp = nil
+        #expect(found(seen).contains(.oneForegroundApp))
+    }
+
+    @Test("LC-4: a callback to a frozen or detached process; freezing one whose handler runs")
+    func noCallbackToFrozenApp() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        let callback = Callback(id: CallbackID(99), kind: .willResignActive, deadline: nil)
+        seen.processes[1000]?.frozen = true
+        #expect(found(.deliver(app0, pid: 1000, callback), shell, seen).contains(.noCallbackToFrozenApp))
+        seen.processes[1000]?.frozen = false
+        seen.processes[1000]?.attached = false
+        #expect(found(.deliver(app0, pid: 1000, callback), shell, seen).contains(.noCallbackToFrozenApp))
+        seen = shell.observation(firedTimer: false)
+        seen.processes[1000]?.outstanding = [callback]
+        #expect(found(.freeze(app0, pid: 1000), shell, seen).contains(.noCallbackToFrozenApp))
+        seen = shell.observation(firedTimer: false)
+        seen.apps[app0]?.process?.frozen = true
+        seen.apps[app0]?.process?.inFlight = callback
+        #expect(found(seen).contains(.noCallbackToFrozenApp))
+    }
+
+    @Test("LC-2: a second callback while the first is unanswered, or a repeat under a new id")
+    func oneCallbackAtATime() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        let first = Callback(id: CallbackID(98), kind: .didEnterBackground, deadline: nil)
+        seen.processes[1000]?.outstanding = [first]
+        let repeated = Callback(id: CallbackID(99), kind: .didEnterBackground, deadline: nil)
+        #expect(found(.deliver(app0, pid: 1000, repeated), shell, seen).contains(.oneCallbackAtATime))
+        #expect(!found(.deliver(app0, pid: 1000, first), shell, seen).contains(.oneCallbackAtATime))
+    }
+
+    @Test("LC-5: will-terminate to, or a thaw of, an app terminated while suspended")
+    func noWillTerminateWhenSuspended() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        seen.processes[1000]?.terminatedWhileSuspended = true
+        let callback = Callback(id: CallbackID(99), kind: .willTerminate, deadline: nil)
+        #expect(found(.deliver(app0, pid: 1000, callback), shell, seen).contains(.noWillTerminateWhenSuspended))
+        #expect(found(.thaw(app0, pid: 1000), shell, seen).contains(.noWillTerminateWhenSuspended))
+    }
+
+    @Test("BT-2, BT-4: tasks open past the budget, handlers not due, no budget, a frozen app with tasks")
+    func backgroundTaskBudget() throws {
+        let shell = try good()
+        let now = shell.now
+        func background(_ ledger: BackgroundTaskLedger) -> ModelObservation {
+            var seen = shell.observation(firedTimer: false)
+            seen.apps[app0]?.process?.phase = .background
+            seen.apps[app0]?.process?.ledger = ledger
+            seen.device.foregroundApp = nil
+            return seen
+        }
+        var ledger = BackgroundTaskLedger(expirationWarning: .seconds(5))
+        ledger.begin(BackgroundTaskID(7), name: "upload", at: now)
+        #expect(found(background(ledger)).contains(.backgroundTaskBudget), "no budget")
+        ledger.enterBackground(at: now - .seconds(31), budget: .seconds(30))
+        #expect(found(background(ledger)).contains(.backgroundTaskBudget), "past the budget")
+        ledger.enterBackground(at: now - .seconds(26), budget: .seconds(30))
+        #expect(found(background(ledger)).contains(.backgroundTaskBudget), "handlers not due")
+        _ = ledger.takeExpiring(at: now)
+        #expect(!found(background(ledger)).contains(.backgroundTaskBudget), "handlers due, budget not over")
+        var frozen = background(ledger)
+        frozen.apps[app0]?.process?.frozen = true
+        #expect(found(frozen).contains(.backgroundTaskBudget), "frozen with a task")
+        var seen = shell.observation(firedTimer: false)
+        seen.processes[1000]?.openTasks = [BackgroundTaskID(7)]
+        #expect(found(.freeze(app0, pid: 1000), shell, seen).contains(.backgroundTaskBudget))
+    }
+
+    @Test("LC-6: a force-quit app that runs, or is launched into the background")
+    func forceQuitNotLaunched() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        seen.apps[app0]?.durable.forceQuit = true
+        #expect(found(seen).contains(.forceQuitNotLaunched))
+        seen.apps[app1]?.durable.forceQuit = true
+        #expect(
+            found(.launch(app1, LaunchPlan(launch: 50, reason: .fetch)), shell, seen).contains(.forceQuitNotLaunched))
+        #expect(
+            !found(.launch(app1, LaunchPlan(launch: 50, reason: .user)), shell, seen).contains(.forceQuitNotLaunched))
+    }
+
+    @Test("LC-4: an app idle in the background for the suspension delay and not suspended")
+    func idleAppSuspended() throws {
+        var seen = try good().observation(firedTimer: false)
+        seen.idleSince[1000] = seen.now - .milliseconds(999)
+        #expect(!found(seen).contains(.idleAppSuspended))
+        seen.idleSince[1000] = seen.now - .seconds(1)
+        #expect(found(seen).contains(.idleAppSuspended))
+    }
+
+    @Test("LC-9: a background relaunch sooner than the growing delay after abnormal ends")
+    func crashLoopThrottled() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        var streak = CrashStreak()
+        for _ in 0..<3 { streak.record(seen.now - .milliseconds(3_999)) }
+        seen.crashes[app1] = streak
+        let relaunch = CoreAction.launch(app1, LaunchPlan(launch: 50, reason: .refresh))
+        #expect(found(relaunch, shell, seen).contains(.crashLoopThrottled), "4 s after the third")
+        seen.forcing = true
+        #expect(!found(relaunch, shell, seen).contains(.crashLoopThrottled), "a debug run is exempt")
+        seen.forcing = false
+        seen.crashes[app1]?.lastEnd = seen.now - .seconds(4)
+        #expect(!found(relaunch, shell, seen).contains(.crashLoopThrottled))
+    }
+
+    @Test("the next deadline in the past, or a timer that does not move it")
+    func deadlineNotInPast() throws {
+        var seen = try good().observation(firedTimer: false)
+        seen.nextDeadline = seen.now - .milliseconds(1)
+        #expect(found(seen).contains(.deadlineNotInPast))
+        seen.nextDeadline = seen.now
+        #expect(!found(seen).contains(.deadlineNotInPast))
+        seen.firedTimer = true
+        #expect(found(seen).contains(.deadlineNotInPast))
+    }
+
+    @Test("LC-7: an exits-on-suspend app, or any app with multitasking off, in the background or launched into it")
+    func exitsOnSuspend() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        seen.device.settings.multitaskingSupported = false
+        #expect(found(.launch(app1, LaunchPlan(launch: 50, reason: .refresh)), shell, seen).contains(.exitsOnSuspend))
+        seen.apps[app0]?.process?.phase = .suspended
+        seen.device.foregroundApp = nil
+        #expect(found(seen).contains(.exitsOnSuspend))
+        // Being killed (force-quit, SIGKILL not yet reaped) is leaving, not staying in the background.
+        let killed = ModelShell.replay(
+            [.install(0, .scheduler), .open(0), .spawn(0, .ignoresSIGTERM), .forceQuit(0)], enabled: [])
+        seen.apps[app0]?.process?.termination = try #require(killed.core.apps[app0]?.process?.termination)
+        #expect(!found(seen).contains(.exitsOnSuspend))
+    }
+
+    @Test("MAN-3: an action to a pid that is not the app's live process; forgetting an app whose process lives")
+    func ownProcessOnly() throws {
+        let shell = try good()
+        let callback = Callback(id: CallbackID(99), kind: .willResignActive, deadline: nil)
+        #expect(found(.deliver(app1, pid: 1000, callback), shell).contains(.ownProcessOnly))
+        #expect(found(.kill(app0, pid: 4242), shell).contains(.ownProcessOnly))
+        #expect(found(.forget(app0, bundlePath: "/model/\(app0)"), shell).contains(.ownProcessOnly))
+        #expect(found(.launch(app0, LaunchPlan(launch: 50, reason: .user)), shell).contains(.ownProcessOnly))
+    }
+
+    @Test("§11: a live process the core no longer knows")
+    func noLostProcess() throws {
+        var seen = try good().observation(firedTimer: false)
+        seen.apps[app0]?.process = nil
+        seen.device.foregroundApp = nil
+        #expect(found(seen).contains(.noLostProcess))
+        seen = try good().observation(firedTimer: false)
+        seen.pendingLaunches = [PendingLaunch(app: app1, launch: 50, reason: .refresh)]
+        #expect(found(seen).contains(.noLostProcess))
+    }
+}

@@ -1,0 +1,274 @@
+import OffstageCore
+
+/// One input of the model-based tests: something the user, the device, a developer or an app process does, or time
+/// passing.
+///
+/// Commands name apps by slot (0 ..< ``ModelWorld/appCount``) and tasks and runs by position, never by a number the
+/// core handed out, so a command keeps a meaning when the shrinker deletes the commands before it: a command that no
+/// longer applies (opening an app that is not installed, replying with nothing in flight) does nothing or is refused by
+/// the core, which is itself part of what is tested. The description of a command is Swift source, so a minimal
+/// failing sequence printed by the shrinker can be pasted into a regression test.
+enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
+    // MARK: The user
+
+    /// Installs the app of a slot with a manifest of this kind; installing an installed app upgrades it (SPEC MAN-3).
+    case install(Int, ManifestVariant)
+    /// Uninstalls the app of a slot (SPEC MAN-3).
+    case uninstall(Int)
+    /// Opens the app of a slot (SPEC LC-2).
+    case open(Int)
+    /// Goes to the home screen.
+    case home
+    /// Locks the screen.
+    case lock
+    /// Unlocks the screen, back to the app that was in front or to the home screen.
+    case unlock(returningToApp: Bool)
+    /// Begins an interruption (nil) or ends it (SPEC LC-2).
+    case interrupt(OffstageCore.InterruptionResolution?)
+    /// Force-quits the app of a slot (SPEC LC-6).
+    case forceQuit(Int)
+
+    // MARK: Settings and conditions
+
+    /// Turns a device setting on or off (SPEC SET-1, LC-7).
+    case device(DeviceSwitch, Bool)
+    /// Turns a per-app setting on or off (SPEC SET-2).
+    case appSetting(Int, AppSwitch, Bool)
+    /// Sets the device's conditions by hand (SPEC SCH-6).
+    case conditions(ConditionOverrides)
+
+    // MARK: Debug verbs (SPEC SCH-9)
+
+    /// Runs the slot's request of this kind now (`.fetch` is the legacy fetch).
+    case runTask(Int, TaskKind)
+    /// Calls the expiration handler of the slot's running task of this kind now.
+    case expireTask(Int, TaskKind)
+
+    // MARK: The app's process
+
+    /// The shell starts the process of the slot's pending launch, which behaves as `ProcessTrait` says.
+    case spawn(Int, ProcessTrait)
+    /// The slot's process attaches its callback stream (SPEC LC-8).
+    case attach(Int)
+    /// The slot's callback stream closes while the process lives on (SPEC LC-8).
+    case detach(Int)
+    /// The slot's process answers the oldest callback it has not answered (its handler returned).
+    case reply(Int)
+    /// The slot's process answers, again, the last callback it already answered: a late or repeated reply.
+    case replyAgain(Int)
+    /// The slot's process begins a background task (SPEC BT-1).
+    case beginTask(Int)
+    /// The slot's process ends its open background task at this position, or an unknown one if it has none.
+    case endTask(Int, Int)
+    /// The slot's process completes its scheduled run at this position, or an unknown one if it has none (SPEC SCH-3).
+    case complete(Int, Int, TaskResult)
+    /// The slot's process submits a request (SPEC SCH-2).
+    case submit(Int, TaskKind, earliestAfterSeconds: Int?, network: Bool, power: Bool)
+    /// The slot's process cancels its request of this kind.
+    case cancel(Int, TaskKind)
+    /// The slot's process cancels every pending request.
+    case cancelAll(Int)
+    /// The slot's process sets its legacy fetch interval (SPEC SCH-4).
+    case fetchInterval(Int, FetchInterval)
+    /// The slot's process ends by itself with this status (a crash, or a clean exit with 0), frozen or not.
+    case exit(Int, ExitStatus)
+    /// The shell reports the exit of the slot's process that has died and not yet been reported.
+    case reap(Int)
+
+    // MARK: Time
+
+    /// Time passes; every timer the core asks for fires at exactly its deadline on the way.
+    case advance(ms: Int)
+    /// Time passes to the core's next deadline, and that timer fires.
+    case fireTimer
+
+    var description: String {
+        switch self {
+        case .install(let slot, let variant): ".install(\(slot), .\(variant))"
+        case .uninstall(let slot): ".uninstall(\(slot))"
+        case .open(let slot): ".open(\(slot))"
+        case .home: ".home"
+        case .lock: ".lock"
+        case .unlock(let back): ".unlock(returningToApp: \(back))"
+        case .interrupt(let resolution): ".interrupt(\(resolution.map { ".\($0)" } ?? "nil"))"
+        case .forceQuit(let slot): ".forceQuit(\(slot))"
+        case .device(let key, let on): ".device(.\(key), \(on))"
+        case .appSetting(let slot, let key, let on): ".appSetting(\(slot), .\(key), \(on))"
+        case .conditions(let overrides): ".conditions(\(Self.describe(overrides)))"
+        case .runTask(let slot, let kind): ".runTask(\(slot), .\(Self.describe(kind)))"
+        case .expireTask(let slot, let kind): ".expireTask(\(slot), .\(Self.describe(kind)))"
+        case .spawn(let slot, let trait): ".spawn(\(slot), .\(trait))"
+        case .attach(let slot): ".attach(\(slot))"
+        case .detach(let slot): ".detach(\(slot))"
+        case .reply(let slot): ".reply(\(slot))"
+        case .replyAgain(let slot): ".replyAgain(\(slot))"
+        case .beginTask(let slot): ".beginTask(\(slot))"
+        case .endTask(let slot, let index): ".endTask(\(slot), \(index))"
+        case .complete(let slot, let index, let result): ".complete(\(slot), \(index), .\(result))"
+        case .submit(let slot, let kind, let after, let network, let power):
+            ".submit(\(slot), .\(Self.describe(kind)), earliestAfterSeconds: \(after.map(String.init) ?? "nil"), "
+                + "network: \(network), power: \(power))"
+        case .cancel(let slot, let kind): ".cancel(\(slot), .\(Self.describe(kind)))"
+        case .cancelAll(let slot): ".cancelAll(\(slot))"
+        case .fetchInterval(let slot, let interval): ".fetchInterval(\(slot), \(Self.describe(interval)))"
+        case .exit(let slot, let status): ".exit(\(slot), \(Self.describe(status)))"
+        case .reap(let slot): ".reap(\(slot))"
+        case .advance(let ms): ".advance(ms: \(ms))"
+        case .fireTimer: ".fireTimer"
+        }
+    }
+
+    /// The slot the command concerns, if it concerns one app.
+    var slot: Int? {
+        switch self {
+        case .install(let slot, _), .uninstall(let slot), .open(let slot), .forceQuit(let slot),
+            .appSetting(let slot, _, _), .runTask(let slot, _), .expireTask(let slot, _), .spawn(let slot, _),
+            .attach(let slot), .detach(let slot), .reply(let slot), .replyAgain(let slot), .beginTask(let slot),
+            .endTask(let slot, _), .complete(let slot, _, _), .submit(let slot, _, _, _, _), .cancel(let slot, _),
+            .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot):
+            slot
+        case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer:
+            nil
+        }
+    }
+
+    // The case names of TaskKind differ from their raw values (`appRefresh` is "refresh").
+    private static func describe(_ kind: TaskKind) -> String {
+        switch kind {
+        case .appRefresh: "appRefresh"
+        case .processing: "processing"
+        case .fetch: "fetch"
+        }
+    }
+
+    private static func describe(_ interval: FetchInterval) -> String {
+        switch interval {
+        case .never: ".never"
+        case .minimum: ".minimum"
+        case .seconds(let seconds): ".seconds(\(seconds))"
+        }
+    }
+
+    private static func describe(_ status: ExitStatus) -> String {
+        switch status {
+        case .exited(let code): ".exited(\(code))"
+        case .signaled(let signal): ".signaled(\(signal))"
+        case .unknown: ".unknown"
+        }
+    }
+
+    private static func describe(_ overrides: ConditionOverrides) -> String {
+        var parts: [String] = []
+        if let level = overrides.batteryLevel { parts.append("batteryLevel: \(level)") }
+        if let charging = overrides.charging { parts.append("charging: \(charging)") }
+        if let network = overrides.network { parts.append("network: .\(network)") }
+        if let idle = overrides.idle { parts.append("idle: \(idle)") }
+        return ".init(\(parts.joined(separator: ", ")))"
+    }
+}
+
+/// The manifests an app slot can be installed with.
+enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
+    /// No background modes.
+    case plain
+    /// `fetch` and `processing`, with both task identifiers listed.
+    case scheduler
+    /// `fetch` only, with the refresh identifier listed.
+    case fetchOnly
+    /// `UIApplicationExitsOnSuspend`, yet declaring `fetch` and `processing` (SPEC LC-7 must win).
+    case exitsOnSuspend
+
+    /// The manifest of `id` for this variant.
+    func manifest(_ id: AppID) -> Manifest {
+        switch self {
+        case .plain:
+            Manifest(id: id, executable: "app")
+        case .scheduler:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.fetch, .processing],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, ModelWorld.processingIdentifier])
+        case .fetchOnly:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.fetch],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
+        case .exitsOnSuspend:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.fetch, .processing],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, ModelWorld.processingIdentifier],
+                exitsOnSuspend: true)
+        }
+    }
+}
+
+/// How a process the shell starts behaves when signalled, or whether it starts at all.
+enum ProcessTrait: String, CaseIterable, Hashable, Sendable {
+    /// Dies on SIGTERM, as a process with default signal handling does.
+    case normal
+    /// Survives SIGTERM: only SIGKILL ends it.
+    case ignoresSIGTERM
+    /// The executable cannot be started: the shell reports `launchFailed`.
+    case failsToStart
+}
+
+/// A device-wide setting the model switches (SPEC SET-1).
+enum DeviceSwitch: String, CaseIterable, Hashable, Sendable {
+    case multitasking, backgroundRefresh, lowPower, dataSaver
+
+    /// The settings with this switch set.
+    func apply(_ on: Bool, to settings: DeviceSettings) -> DeviceSettings {
+        var settings = settings
+        switch self {
+        case .multitasking: settings.multitaskingSupported = on
+        case .backgroundRefresh: settings.backgroundRefresh = on
+        case .lowPower: settings.lowPowerMode = on
+        case .dataSaver: settings.dataSaver = on
+        }
+        return settings
+    }
+}
+
+/// A per-app setting the model switches (SPEC SET-2).
+enum AppSwitch: String, CaseIterable, Hashable, Sendable {
+    case backgroundRefresh, backgroundData, backgroundActivity, unrestrictedData
+
+    /// The settings with this switch set.
+    func apply(_ on: Bool, to settings: AppSettings) -> AppSettings {
+        var settings = settings
+        switch self {
+        case .backgroundRefresh: settings.backgroundRefresh = on
+        case .backgroundData: settings.backgroundData = on
+        case .backgroundActivity: settings.backgroundActivity = on
+        case .unrestrictedData: settings.unrestrictedData = on
+        }
+        return settings
+    }
+}
+
+/// The fixed facts of the modelled device.
+enum ModelWorld {
+    /// How many app slots there are.
+    static let appCount = 3
+    /// The refresh task identifier the scheduling manifests list.
+    static let refreshIdentifier = "com.example.model.refresh"
+    /// The processing task identifier the scheduling manifests list.
+    static let processingIdentifier = "com.example.model.processing"
+    /// Where virtual time starts: 2026-01-01 08:00 UTC, a weekday morning.
+    static let start = Instant(secondsSinceEpoch: 1_767_254_400)
+
+    /// The app id of a slot.
+    static func app(_ slot: Int) -> AppID { AppID("com.example.model\(slot)") }
+
+    /// The slot of an app id.
+    static func slot(of id: AppID) -> Int? {
+        (0..<appCount).first { app($0) == id }
+    }
+
+    /// The task identifier of a kind (the legacy fetch has the reserved one).
+    static func identifier(_ kind: TaskKind) -> String {
+        switch kind {
+        case .appRefresh: refreshIdentifier
+        case .processing: processingIdentifier
+        case .fetch: TaskRequest.fetchIdentifier
+        }
+    }
+}

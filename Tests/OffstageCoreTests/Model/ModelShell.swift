@@ -1,0 +1,581 @@
+import OffstageCore
+
+/// What the model's shell knows about one process it started: what the process has been told and what it holds.
+struct ModelProcess: Hashable, Sendable {
+    /// The app it belongs to.
+    let app: AppID
+    /// Its pid.
+    let pid: Int32
+    /// How it reacts to signals.
+    let trait: ProcessTrait
+    /// Why it was launched.
+    let reason: LaunchReason
+    /// Its callback stream is connected.
+    var attached = false
+    /// Its process tree is frozen.
+    var frozen = false
+    /// It has died and the shell has not reported the exit yet.
+    var death: ExitStatus?
+    /// SIGTERM arrived while it was frozen: it dies when thawed.
+    var sigtermPending = false
+    /// did-finish-launching returned.
+    var launchCompleted = false
+    /// Callbacks delivered and not answered, oldest first.
+    var outstanding: [Callback] = []
+    /// Every callback id it received (a repeat of one runs no handler).
+    var received: Set<CallbackID> = []
+    /// The last callback it answered, for late and repeated replies.
+    var lastAnswered: Callback?
+    /// Background tasks it holds open.
+    var openTasks: [BackgroundTaskID] = []
+    /// Scheduled runs it was told to run and has not completed.
+    var runs: [UInt64] = []
+    /// Its termination began while it was suspended: it must get no callback and no thaw (SPEC LC-5).
+    var terminatedWhileSuspended = false
+    /// Expiration handlers delivered, per task and budget (SPEC BT-4: once per budget).
+    var expirationsDelivered: Set<ExpirationKey> = []
+
+    /// Creates the record of a process the shell just started.
+    init(app: AppID, pid: Int32, trait: ProcessTrait, reason: LaunchReason) {
+        self.app = app
+        self.pid = pid
+        self.trait = trait
+        self.reason = reason
+    }
+}
+
+/// A launch the core asked for that the shell has not started yet.
+struct PendingLaunch: Hashable, Sendable {
+    /// The app.
+    var app: AppID
+    /// The launch number.
+    var launch: UInt64
+    /// Why.
+    var reason: LaunchReason
+}
+
+/// A shell for the model-based tests: it drives ``OffstageCore`` directly on virtual time, plays every app process
+/// as the commands say, carries out the core's actions as the daemon would, and checks the invariants after every
+/// input the core receives.
+///
+/// Unlike the simulator's scripted apps, the processes here do nothing by themselves: each handler returns, each
+/// task begins or ends, each process attaches, crashes or exits only when a command says so, at whatever time the
+/// commands have reached. That is what lets a sequence reach hung handlers, replies after a deadline, exits at any
+/// moment and tasks that are never ended. Two things happen without a command, because a real shell does them at
+/// once: a launch the core asked for starts (or fails) before time moves on, and a process that died of a signal is
+/// reported before time moves on.
+struct ModelShell {
+    /// The core under test.
+    private(set) var core: OffstageCore
+    /// The virtual clock; it only moves forward.
+    private(set) var now: Instant = ModelWorld.start
+    /// Processes started and not yet reported as exited, by pid.
+    private(set) var processes: [Int32: ModelProcess] = [:]
+    /// Pids whose exits were reported: nothing may be sent to them again.
+    private(set) var exitedPids: Set<Int32> = []
+    /// Launches asked for and not started.
+    private(set) var pendingLaunches: [PendingLaunch] = []
+    /// Since when each process has been idle in the background, by pid (SPEC LC-4).
+    private(set) var idleSince: [Int32: Instant] = [:]
+    /// Per app: background launches in a row that ended abnormally (a crash, a failed start, a watchdog), and when
+    /// the last one ended (SPEC LC-9). The user opening the app, or a clean exit, clears it.
+    private(set) var crashes: [AppID: CrashStreak] = [:]
+    /// The input being handled is a debug verb (run-task, fetch), which runs whatever holds the work back.
+    private(set) var forcing = false
+    /// The invariants checked.
+    let enabled: Set<Invariant>
+    /// The first violation of an enabled invariant; once set, further commands do nothing.
+    private(set) var violation: Violation?
+    /// Inputs the core received.
+    private(set) var inputs = 0
+    /// What happened, for a failure report; nil unless tracing.
+    private(set) var trace: [String]?
+    /// How often each kind of action and event happened, so a test can show its sessions reach the states its
+    /// invariants are about (`launch.refresh`, `deliver.willTerminate`, `freeze`, `log.watchdog` …).
+    private(set) var coverage: [String: Int] = [:]
+
+    private var step = 0
+    private var nextPid: Int32 = 1000
+    private var nextTaskName = 0
+
+    /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
+    init(enabled: Set<Invariant>, tracing: Bool = false) {
+        core = OffstageCore(configuration: CoreConfiguration(), numberSeed: 1)
+        self.enabled = enabled
+        trace = tracing ? [] : nil
+    }
+
+    /// Replays `commands` from the start; the result holds the first violation, if any.
+    static func replay(_ commands: [ModelCommand], enabled: Set<Invariant>, tracing: Bool = false) -> ModelShell {
+        var shell = ModelShell(enabled: enabled, tracing: tracing)
+        for command in commands {
+            shell.apply(command)
+            if shell.violation != nil { break }
+        }
+        return shell
+    }
+
+    /// The process of a slot's app that the shell knows (the newest, if the core lost track of an older one).
+    func process(of slot: Int) -> ModelProcess? {
+        let id = ModelWorld.app(slot)
+        return processes.values.filter { $0.app == id }.max { $0.pid < $1.pid }
+    }
+
+    /// Carries out one command.
+    mutating func apply(_ command: ModelCommand) {
+        guard violation == nil else { return }
+        step += 1
+        trace?.append("\(step). t=\(formatSeconds((now - ModelWorld.start).inSeconds)) \(command)")
+        let slot = command.slot ?? 0
+        let id = ModelWorld.app(slot)
+        switch command {
+        case .install(_, let variant):
+            // While an uninstall finishes, the core refuses the install (decision 0016): a refusal, nothing changed.
+            let app = InstalledApp(manifest: variant.manifest(id), bundlePath: "/model/\(id)", installedAt: now)
+            feed { core, now throws(CoreError) in try core.install(app, at: now).1 }
+        case .uninstall:
+            feed { core, now throws(CoreError) in try core.uninstall(id, at: now) }
+        case .open:
+            let process = core.apps[id]?.process
+            let inFront = core.device.foregroundApp == id && process != nil && process?.termination == nil
+            // The user opening the app ends a crash loop (SPEC LC-9), as it lifts a force-quit (LC-6).
+            if feed({ core, now throws(CoreError) in try core.open(id, at: now) }), !inFront { crashes[id] = nil }
+        case .home:
+            feed { core, now throws(CoreError) in core.home(at: now) }
+        case .lock:
+            feed { core, now throws(CoreError) in core.lock(at: now) }
+        case .unlock(let back):
+            feed { core, now throws(CoreError) in core.unlock(returningToApp: back, at: now) }
+        case .interrupt(let resolution):
+            feed { core, now throws(CoreError) in try core.interrupt(resolution, at: now) }
+        case .forceQuit:
+            forceQuit(id)
+        case .device(let key, let on):
+            let settings = key.apply(on, to: core.device.settings)
+            feed { core, now throws(CoreError) in core.setDeviceSettings(settings, at: now) }
+        case .appSetting(_, let key, let on):
+            guard let current = core.apps[id]?.app.settings else { return }
+            let settings = key.apply(on, to: current)
+            feed { core, now throws(CoreError) in try core.setAppSettings(settings, for: id, at: now) }
+        case .conditions(let overrides):
+            feed { core, now throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
+        case .runTask(_, let kind):
+            forcing = true
+            defer { forcing = false }
+            feed { core, now throws(CoreError) in
+                kind == .fetch
+                    ? try core.fetchNow(id, at: now)
+                    : try core.runTaskNow(id, identifier: ModelWorld.identifier(kind), at: now)
+            }
+        case .expireTask(_, let kind):
+            feed { core, now throws(CoreError) in
+                try core.expireTaskNow(id, identifier: ModelWorld.identifier(kind), at: now)
+            }
+        case .spawn(_, let trait):
+            guard let index = pendingLaunches.firstIndex(where: { $0.app == id }) else { return }
+            start(pendingLaunches.remove(at: index), trait)
+        case .attach:
+            attach(slot)
+        case .detach:
+            guard let process = process(of: slot), process.death == nil, !process.frozen, process.attached else {
+                return
+            }
+            // What was sent has arrived and its handler runs on; its answer goes over the request connection, so it
+            // may still reach the core. The core sends an unanswered one again, with the same id, on reattach.
+            processes[process.pid]?.attached = false
+            feed { core, now throws(CoreError) in core.detached(id, pid: process.pid, at: now) }
+        case .reply:
+            reply(slot)
+        case .replyAgain:
+            guard let process = running(slot), let callback = process.lastAnswered else { return }
+            feed { core, now throws(CoreError) in
+                core.callbackCompleted(id, pid: process.pid, callback: callback.id, at: now)
+            }
+        case .beginTask:
+            beginTask(slot)
+        case .endTask(_, let index):
+            guard let process = running(slot) else { return }
+            var task = BackgroundTaskID(999_999)  // never handed out: ending it must be harmless (SPEC BT-1)
+            if !process.openTasks.isEmpty {
+                task = processes[process.pid]!.openTasks.remove(at: index % process.openTasks.count)
+            }
+            feed { core, now throws(CoreError) in
+                try core.endBackgroundTask(id, pid: process.pid, task: task, at: now).1
+            }
+        case .complete(_, let index, let result):
+            guard let process = running(slot) else { return }
+            var run: UInt64 = 999_999  // never handed out: completing it must be harmless
+            if !process.runs.isEmpty { run = processes[process.pid]!.runs.remove(at: index % process.runs.count) }
+            feed { core, now throws(CoreError) in
+                try core.completeTask(id, pid: process.pid, run: run, result: result, at: now)
+            }
+        case .submit(_, let kind, let after, let network, let power):
+            guard let process = running(slot) else { return }
+            let request = TaskRequest(
+                identifier: ModelWorld.identifier(kind), kind: kind, earliestBegin: after.map { now + .seconds($0) },
+                requiresNetwork: network, requiresExternalPower: power, submittedAt: now)
+            feed { core, now throws(CoreError) in try core.submitTask(id, pid: process.pid, request: request, at: now) }
+        case .cancel(_, let kind):
+            guard let process = running(slot) else { return }
+            feed { core, now throws(CoreError) in
+                try core.cancelTask(id, pid: process.pid, identifier: ModelWorld.identifier(kind), at: now).1
+            }
+        case .cancelAll:
+            guard let process = running(slot) else { return }
+            feed { core, now throws(CoreError) in try core.cancelAllTasks(id, pid: process.pid, at: now) }
+        case .fetchInterval(_, let interval):
+            guard let process = running(slot) else { return }
+            feed { core, now throws(CoreError) in try core.setFetchInterval(id, pid: process.pid, interval, at: now) }
+        case .exit(_, let status):
+            guard let process = process(of: slot), process.death == nil else { return }
+            processes[process.pid]?.death = status
+            reportExit(process.pid)
+        case .reap:
+            guard let process = process(of: slot), process.death != nil else { return }
+            reportExit(process.pid)
+        case .advance(let ms):
+            advance(to: now + .milliseconds(ms))
+        case .fireTimer:
+            settleProcesses()
+            guard violation == nil, let next = core.nextDeadline else { return }
+            if next > now { now = next }
+            feed(timer: true) { core, now throws(CoreError) in core.advance(to: now) }
+            settleProcesses()
+        }
+    }
+
+    // MARK: Inputs
+
+    /// Hands the core one input at `now`, carries out its actions, and checks every invariant. Returns whether the
+    /// core accepted the input.
+    /// `update` records in the shell what the input gave the app (a task it began) before the invariants are checked.
+    @discardableResult
+    mutating func feed(
+        timer: Bool = false, _ input: (inout OffstageCore, Instant) throws(CoreError) -> [CoreAction],
+        update: (inout ModelShell) -> Void = { _ in }
+    ) -> Bool {
+        guard violation == nil else { return false }
+        inputs += 1
+        // LC-5: which processes are suspended, and not being terminated, as the input arrives.
+        let suspended = Set(
+            core.apps.values.compactMap { entry -> Int32? in
+                guard let process = entry.process, process.frozen, process.termination == nil else { return nil }
+                return process.pid
+            })
+        var actions: [CoreAction] = []
+        var accepted = true
+        let front = core.device.foregroundApp
+        do throws(CoreError) {
+            actions = try input(&core, now)
+        } catch {
+            accepted = false
+            trace?.append("   refused: \(error.code.rawValue): \(error.message)")
+        }
+        if let app = core.device.foregroundApp, app != front { crashes[app] = nil }
+        for entry in core.apps.values {
+            guard let process = entry.process, let pid = process.pid, suspended.contains(pid),
+                process.termination != nil
+            else { continue }
+            processes[pid]?.terminatedWhileSuspended = true
+        }
+        perform(actions)
+        update(&self)
+        updateIdle()
+        for (invariant, message) in CoreInvariants.check(observation(firedTimer: timer)) {
+            record(invariant, message)
+        }
+        return accepted
+    }
+
+    /// Carries out the core's actions in order, checking each against the processes as they are.
+    mutating func perform(_ actions: [CoreAction]) {
+        for action in actions {
+            if let line = Self.describe(action) { trace?.append("   " + line) }
+            let seen = observation(firedTimer: false)
+            for (invariant, message) in CoreInvariants.check(action, seen, processes: processes, exitedPids: exitedPids)
+            {
+                record(invariant, message)
+            }
+            count(action)
+            switch action {
+            case .launch(let id, let plan):
+                pendingLaunches.append(PendingLaunch(app: id, launch: plan.launch, reason: plan.reason))
+                if plan.reason.isForeground { crashes[id] = nil }
+            case .deliver(_, let pid, let callback):
+                guard var process = processes[pid], process.death == nil else { continue }
+                // A callback sent again keeps its id: the SDK answers it without running the handler a second time.
+                if !process.outstanding.contains(where: { $0.id == callback.id }) {
+                    process.outstanding.append(callback)
+                }
+                guard process.received.insert(callback.id).inserted else {
+                    processes[pid] = process
+                    continue
+                }
+                switch callback.kind {
+                case .runTask(let run, _, _), .performFetch(let run):
+                    process.runs.append(run)
+                case .backgroundTasksExpiring(let tasks):
+                    if let end = core.apps[process.app]?.process?.ledger.budgetEnd {
+                        for task in tasks {
+                            process.expirationsDelivered.insert(ExpirationKey(task: task, budgetEnd: end))
+                        }
+                    }
+                default:
+                    break
+                }
+                processes[pid] = process
+            case .freeze(_, let pid):
+                processes[pid]?.frozen = true
+            case .thaw(_, let pid):
+                guard var process = processes[pid] else { continue }
+                process.frozen = false
+                if process.sigtermPending, process.death == nil { process.death = .signaled(15) }
+                processes[pid] = process
+            case .terminate(_, let pid):
+                guard var process = processes[pid], process.death == nil, process.trait != .ignoresSIGTERM else {
+                    continue
+                }
+                // A frozen process cannot run its signal handling: SIGTERM takes effect when it is thawed.
+                if process.frozen { process.sigtermPending = true } else { process.death = .signaled(15) }
+                processes[pid] = process
+            case .kill(_, let pid):
+                if processes[pid]?.death == nil { processes[pid]?.death = .signaled(9) }
+            case .log, .saveApp, .saveDevice, .forget:
+                break
+            }
+        }
+    }
+
+    /// What the invariants read now.
+    func observation(firedTimer: Bool) -> ModelObservation {
+        ModelObservation(
+            now: now, apps: core.apps, device: core.device, configuration: core.configuration,
+            nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
+            idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer)
+    }
+
+    mutating func record(_ invariant: Invariant, _ message: String) {
+        guard violation == nil, enabled.contains(invariant) else { return }
+        violation = Violation(
+            invariant: invariant, message: message, step: step, seconds: (now - ModelWorld.start).inSeconds)
+        trace?.append("   VIOLATION \(violation!)")
+    }
+
+    // MARK: The processes
+
+    /// The process of a slot, if it is alive and can run code (not frozen).
+    private func running(_ slot: Int) -> ModelProcess? {
+        guard let process = process(of: slot), process.death == nil, !process.frozen else { return nil }
+        return process
+    }
+
+    private mutating func start(_ launch: PendingLaunch, _ trait: ProcessTrait) {
+        if trait == .failsToStart {
+            if !launch.reason.isForeground { crashes[launch.app, default: CrashStreak()].record(now) }
+            feed { core, now throws(CoreError) in
+                core.launchFailed(launch.app, launch: launch.launch, message: "exec failed (model)", at: now)
+            }
+            return
+        }
+        let pid = nextPid
+        nextPid += 1
+        processes[pid] = ModelProcess(app: launch.app, pid: pid, trait: trait, reason: launch.reason)
+        feed { core, now throws(CoreError) in core.processStarted(launch.app, launch: launch.launch, pid: pid, at: now)
+        }
+    }
+
+    private mutating func attach(_ slot: Int) {
+        guard let process = running(slot), !process.attached else { return }
+        processes[process.pid]?.attached = true
+        let report =
+            process.launchCompleted
+            ? AttachReport(
+                launchCompleted: true, state: .background,
+                openTasks: process.openTasks.map { AttachReport.ReportedTask(id: $0, name: "") })
+            : AttachReport.fresh
+        let id = process.app
+        var refused = false
+        feed { core, now throws(CoreError) in
+            do throws(CoreError) {
+                return try core.attached(id, pid: process.pid, report: report, at: now)
+            } catch {
+                refused = true
+                throw error
+            }
+        }
+        if refused { processes[process.pid]?.attached = false }
+    }
+
+    private mutating func reply(_ slot: Int) {
+        guard let process = running(slot), let callback = process.outstanding.first else { return }
+        processes[process.pid]?.outstanding.removeFirst()
+        processes[process.pid]?.lastAnswered = callback
+        if case .didFinishLaunching = callback.kind { processes[process.pid]?.launchCompleted = true }
+        let id = process.app
+        feed { core, now throws(CoreError) in
+            core.callbackCompleted(id, pid: process.pid, callback: callback.id, at: now)
+        }
+        // The SDK exits the process once will-terminate has returned.
+        if case .willTerminate = callback.kind, processes[process.pid]?.death == nil {
+            processes[process.pid]?.death = .exited(0)
+            reportExit(process.pid)
+        }
+    }
+
+    private mutating func beginTask(_ slot: Int) {
+        guard let process = running(slot) else { return }
+        nextTaskName += 1
+        let name = "task\(nextTaskName)"
+        var task = BackgroundTaskID.invalid
+        feed(
+            { core, now throws(CoreError) in
+                let (begun, actions) = try core.beginBackgroundTask(process.app, pid: process.pid, name: name, at: now)
+                task = begun
+                return actions
+            },
+            update: { shell in
+                if task.isValid, shell.processes[process.pid]?.death == nil {
+                    shell.processes[process.pid]?.openTasks.append(task)
+                }
+            })
+    }
+
+    private mutating func forceQuit(_ id: AppID) {
+        let pid = core.apps[id]?.process?.pid
+        let hadProcess = core.apps[id]?.process != nil
+        feed { core, now throws(CoreError) in try core.forceQuit(id, at: now) }
+        // LC-6: killed at once, whatever its state.
+        if hadProcess, let process = core.apps[id]?.process, process.pid == pid, process.termination?.stage != .killed {
+            record(.forceQuitNotLaunched, "\(id) was force-quit and its process is not killed at once")
+        }
+    }
+
+    private mutating func reportExit(_ pid: Int32) {
+        guard let process = processes[pid], let status = process.death else { return }
+        // LC-9: the app's own failures count, ends the user or the system asked for do not.
+        let termination = core.apps[process.app]?.process.flatMap { $0.pid == pid ? $0.termination : nil }
+        if let reason = termination?.reason, !CrashStreak.isMisbehaviour(reason) {
+            // Force-quit, upgrade, uninstall, exits-on-suspend: not the app's failure.
+        } else if status.isAbnormal {
+            if !process.reason.isForeground { crashes[process.app, default: CrashStreak()].record(now) }
+        } else if termination == nil {
+            crashes[process.app] = nil
+        }
+        processes[pid] = nil
+        exitedPids.insert(pid)
+        idleSince[pid] = nil
+        feed { core, now throws(CoreError) in core.processExited(process.app, pid: pid, status: status, at: now) }
+    }
+
+    /// What a real shell does at once: starts the launches the core asked for and reports processes that died.
+    private mutating func settleProcesses() {
+        while violation == nil, !pendingLaunches.isEmpty {
+            start(pendingLaunches.removeFirst(), .normal)
+        }
+        for pid in processes.keys.sorted() where violation == nil && processes[pid]?.death != nil {
+            reportExit(pid)
+        }
+    }
+
+    /// Moves time to `target`, firing the core's timer at exactly each deadline on the way.
+    private mutating func advance(to target: Instant) {
+        settleProcesses()
+        var firingsNow = 0
+        while violation == nil, let next = core.nextDeadline, next <= target {
+            if next > now {
+                now = next
+                firingsNow = 0
+            }
+            firingsNow += 1
+            if firingsNow > 16 {
+                record(.deadlineNotInPast, "the timer fired 16 times at one instant without its deadline moving")
+                return
+            }
+            feed(timer: true) { core, now throws(CoreError) in core.advance(to: now) }
+            settleProcesses()
+        }
+        if now < target { now = target }
+        updateIdle()
+    }
+
+    /// Tracks since when each process has been idle in the background, from what the shell knows of it: attached,
+    /// launched, no callback unanswered, no task open, no run in its hands, and the core not terminating it.
+    private mutating func updateIdle() {
+        for (pid, process) in processes {
+            let core = self.core.apps[process.app]?.process
+            let idle =
+                process.death == nil && !process.frozen && process.attached && process.launchCompleted
+                && process.outstanding.isEmpty && process.openTasks.isEmpty && process.runs.isEmpty
+                && core?.pid == pid && core?.phase == .background && core?.termination == nil
+            if !idle {
+                idleSince[pid] = nil
+            } else if idleSince[pid] == nil {
+                idleSince[pid] = now
+            }
+        }
+    }
+
+    // MARK: Tracing
+
+    private mutating func count(_ action: CoreAction) {
+        let key: String
+        switch action {
+        case .launch(_, let plan): key = "launch.\(plan.reason.rawValue)"
+        case .deliver(_, _, let callback): key = "deliver.\(callback.kind.name)"
+        case .freeze: key = "freeze"
+        case .thaw: key = "thaw"
+        case .terminate: key = "terminate"
+        case .kill: key = "kill"
+        case .forget: key = "forget"
+        case .log(let entry):
+            switch entry.kind {
+            case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
+            default: return
+            }
+        case .saveApp, .saveDevice: return
+        }
+        coverage[key, default: 0] += 1
+    }
+
+    private static func describe(_ action: CoreAction) -> String? {
+        switch action {
+        case .launch(let id, let plan): "→ launch \(id) #\(plan.launch) (\(plan.reason.rawValue))"
+        case .deliver(let id, let pid, let callback): "→ deliver \(callback.kind) #\(callback.id) to \(id) pid \(pid)"
+        case .freeze(let id, let pid): "→ freeze \(id) pid \(pid)"
+        case .thaw(let id, let pid): "→ thaw \(id) pid \(pid)"
+        case .terminate(let id, let pid): "→ SIGTERM \(id) pid \(pid)"
+        case .kill(let id, let pid): "→ SIGKILL \(id) pid \(pid)"
+        case .forget(let id, _): "→ forget \(id)"
+        case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
+        case .saveApp, .saveDevice: nil
+        }
+    }
+}
+
+/// Background launches of one app in a row that ended abnormally (SPEC LC-9).
+struct CrashStreak: Hashable, Sendable {
+    /// How many in a row.
+    var count = 0
+    /// When the last one ended.
+    var lastEnd = ModelWorld.start
+
+    /// One more ended abnormally at `now`.
+    mutating func record(_ now: Instant) {
+        count += 1
+        lastEnd = now
+    }
+
+    /// The shortest wait before the next background launch: growing delays, never a tight loop.
+    func delay(_ configuration: CoreConfiguration) -> Double {
+        min(configuration.crashLoopInitialDelay * Double(1 << min(count - 1, 30)), configuration.crashLoopMaxDelay)
+    }
+
+    /// Whether the system ended the app for the app's own misbehaviour (a watchdog), rather than for the user or for
+    /// its own reasons (force-quit, upgrade, uninstall, shutdown, exits-on-suspend).
+    static func isMisbehaviour(_ reason: TerminationReason) -> Bool {
+        switch reason {
+        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed: true
+        case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed: false
+        }
+    }
+}
