@@ -27,8 +27,18 @@ struct CrashHarness {
                 exit(64)
             }
         }
+        // Output to a pipe whose reader went away must not kill the harness before it has ended its processes.
+        signal(SIGPIPE, SIG_IGN)
         do {
             let run = try CrashRun(seed: seed)
+            // Interrupted, it still ends the daemon and the apps it started, by pid, and removes its folder.
+            let interrupted = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+            signal(SIGINT, SIG_IGN)
+            interrupted.setEventHandler {
+                run.cleanUp()
+                exit(130)
+            }
+            interrupted.resume()
             let report = run.run(cycles: cycles)
             if !keep { run.cleanUp() } else { print("kept \(run.daemon.root)") }
             print(report.summary)
@@ -125,7 +135,10 @@ final class CrashRun {
                 violation("\(error)")
                 daemon.crash()
             }
-            if number % 10 == 0 { print("\(number) cycles, \(report.violations.count) violations") }
+            if number % 10 == 0 {
+                print("\(number) cycles, \(report.violations.count) violations")
+                fflush(nil)  // progress shows when the output is a file or a pipe
+            }
         }
         finishGracefully()
         report.seconds = Date().timeIntervalSince(started)

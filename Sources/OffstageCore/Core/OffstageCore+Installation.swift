@@ -23,9 +23,10 @@ extension OffstageCore {
         }
         guard !entry.uninstalling else {
             let pid = entry.process?.pid.map { " (pid \($0))" } ?? ""
+            let wait = format(configuration.willTerminateTimeout + configuration.terminationGrace)
             throw CoreError(
                 .alreadyRunning, "'\(app.id)' is still being uninstalled: its process\(pid) is ending",
-                fix: "install it again once `offstage apps` no longer lists it (at most \(format(configuration.willTerminateTimeout + configuration.terminationGrace)) s)")
+                fix: "install it again once `offstage apps` no longer lists it (at most \(wait) s)")
         }
         schedulerDirty = true
         var upgraded = app
@@ -101,7 +102,8 @@ extension OffstageCore {
             // Without multitasking no app is in the background or suspended (SPEC LC-7): those that are end now, as
             // they would have had they left the foreground under this setting (running ones get will-terminate).
             for id in apps.keys.sorted() {
-                guard let process = apps[id]?.process, process.termination == nil, !process.phase.isForeground else { continue }
+                guard let process = apps[id]?.process, process.termination == nil, !process.phase.isForeground
+                else { continue }
                 terminate(id, .multitaskingOff, .graceful, now)
             }
         }
