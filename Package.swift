@@ -98,7 +98,7 @@ let package = Package(
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
         .executableTarget(
             name: "CrashHarness",
-            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon"],
+            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator"],
             path: "Tests/CrashHarness",
             swiftSettings: strict
         ),

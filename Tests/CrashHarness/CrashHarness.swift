@@ -1,6 +1,7 @@
 import Foundation
 import OffstageCore
 import OffstageProtocol
+import OffstageSimulator
 
 /// The crash harness: drives a real `offstaged` with a seeded mix of operations from the CLI and from real apps,
 /// kills it with SIGKILL between calls and in the middle of them, restarts it, and after every restart checks that
@@ -123,7 +124,7 @@ final class CrashRun {
                 let recovery = try daemon.start()
                 report.recoveries.append(recovery)
                 if number > 1 { try checkAfterRestart() }
-                let operations = Int.random(in: 1...6, using: &random)
+                let operations = 1 + random.index(below: 6)
                 for index in 0..<operations {
                     let midCall = index == operations - 1 && random.chance(0.5)
                     try perform(randomOperation(), killingMidCall: midCall)
@@ -153,8 +154,8 @@ final class CrashRun {
     }
 
     func randomOperation() -> Operation {
-        let app = HarnessApp.all.randomElement(using: &random)!
-        let roll = Int.random(in: 0..<100, using: &random)
+        let app = HarnessApp.all[random.index(below: HarnessApp.all.count)]
+        let roll = random.index(below: 100)
         switch roll {
         case 0..<20: return .install(app)
         case 20..<30: return .uninstall(app)
@@ -164,11 +165,13 @@ final class CrashRun {
         case 61..<64: return .unlock
         case 64..<67: return .forceQuit(app)
         case 67..<78:
-            let name = AcknowledgedState.appDefaults.keys.sorted().randomElement(using: &random)!
+            let names = AcknowledgedState.appDefaults.keys.sorted()
+            let name = names[random.index(below: names.count)]
             return .appSetting(app, name, random.chance(0.5))
         case 78..<85:
             // Multitasking off is rare and short-lived: it ends every background app (SPEC LC-7).
-            let name = ["background-refresh", "low-power", "data-saver", "multitasking"].randomElement(using: &random)!
+            let names = ["background-refresh", "low-power", "data-saver", "multitasking"]
+            let name = names[random.index(below: names.count)]
             return .deviceSetting(name, name == "multitasking" ? random.chance(0.7) : random.chance(0.5))
         case 85..<91: return .runRefresh
         case 91..<94: return .fetch
@@ -198,7 +201,7 @@ final class CrashRun {
         report.operations += 1
         let started = try daemon.startCLI(arguments(of: operation))
         if killingMidCall {
-            usleep(UInt32.random(in: 0...30_000, using: &random))
+            usleep(UInt32(random.index(below: 30_001)))
             daemon.crash()
             report.midCallKills += 1
         }
