@@ -140,7 +140,7 @@ extension OffstageCore {
         emit(.thaw(id, pid: pid))
         log(now, id, .thaw, "thawed")
         touched.insert(id)
-        schedulerDirty = true
+        scheduleAgain(id)
     }
 
     func timeout(for kind: CallbackKind) -> Duration {

@@ -14,7 +14,7 @@ extension OffstageCore {
     /// gone: the old process must not share the new version's identity, folders or group.
     public mutating func install(_ app: InstalledApp, at now: Instant) throws(CoreError) -> (InstallOutcome, [CoreAction]) {
         guard var entry = apps[app.id] else {
-            schedulerDirty = true
+            scheduleAgain(app.id)
             apps[app.id] = AppEntry(app: app)
             apps[app.id]?.durable.schedule.usage.start(at: now)
             log(now, app.id, .install, "installed from \(app.bundlePath)")
@@ -28,7 +28,7 @@ extension OffstageCore {
                 .alreadyRunning, "'\(app.id)' is still being uninstalled: its process\(pid) is ending",
                 fix: "install it again once `offstage apps` no longer lists it (at most \(wait) s)")
         }
-        schedulerDirty = true
+        scheduleAgain(app.id)
         var upgraded = app
         upgraded.settings = entry.app.settings
         entry.app = upgraded
@@ -45,7 +45,7 @@ extension OffstageCore {
     public mutating func uninstall(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
         let entry = try entry(id)
         apps[id]?.uninstalling = true
-        schedulerDirty = true
+        scheduleAgain(id)
         apps[id]?.pendingOpen = false
         if device.appBeforeLock == id { device.appBeforeLock = nil }
         if entry.process != nil {
@@ -72,6 +72,7 @@ extension OffstageCore {
     public mutating func recover(at now: Instant) -> [CoreAction] {
         for id in apps.keys.sorted() where apps[id]?.uninstalling == true {
             guard let entry = apps[id] else { continue }
+            scheduleAgain(id)
             if entry.process != nil {
                 terminate(id, .uninstalled, .immediate, now)
             } else {
@@ -116,7 +117,7 @@ extension OffstageCore {
         guard entry.app.settings != settings else { return finish(now) }
         apps[id]?.app.settings = settings
         emit(.saveApp(id))
-        schedulerDirty = true
+        scheduleAgain(id)
         log(now, id, .settings, "settings changed")
         return finish(now)
     }

@@ -11,7 +11,7 @@ extension OffstageCore {
         process.queue = foreground ? [.didFinishLaunching(reason), .didBecomeActive] : [.didFinishLaunching(reason)]
         if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
         apps[id]?.process = process
-        schedulerDirty = true
+        scheduleAgain(id)
         emit(.launch(id, LaunchPlan(launch: process.launch, reason: reason)))
         log(now, id, .state, foreground ? "launching (\(reason.rawValue))" : "launching into the background (\(reason.rawValue))",
             state: process.phase)
@@ -74,12 +74,13 @@ extension OffstageCore {
         if device.interruption?.covering == id { device.interruption?.covering = nil }
         if entry.uninstalling {
             apps[id] = nil
+            scheduleAgain(id)
             emit(.forget(id, bundlePath: entry.app.bundlePath))
             log(now, id, .uninstall, "uninstalled")
             return
         }
         emit(.saveApp(id))
-        schedulerDirty = true
+        scheduleAgain(id)
         if entry.pendingOpen {
             apps[id]?.pendingOpen = false
             if device.foregroundApp == id { launch(id, .user, now) }

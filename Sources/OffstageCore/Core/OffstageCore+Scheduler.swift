@@ -102,29 +102,21 @@ extension OffstageCore {
             return
         }
         let conditions = conditions(at: now)
+        refreshSchedulingViews(conditions, now)
         var candidates: [SchedulingContext.Candidate] = []
         var nextLift: Instant?
         func consider(_ instant: Instant?) {
             if let instant, instant > now, nextLift == nil || instant < nextLift! { nextLift = instant }
         }
         var processingPending = false
-        for id in apps.keys.sorted() {
-            guard let entry = apps[id], !entry.uninstalling else { continue }
-            let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
-            expireRunsThatLostTheirConditions(id, conditions, now)
-            for request in pendingRequests(of: entry) where !running.contains(request.identifier) {
-                if request.kind == .processing { processingPending = true }
-                let holds = holds(on: request, of: entry, conditions, now: now)
-                guard holds.isEmpty else {
-                    for hold in holds { consider(hold.liftsAt) }
-                    continue
-                }
-                candidates.append(.init(
-                    key: TaskKey(app: id, identifier: request.identifier), request: request,
-                    usage: entry.durable.schedule.usage, results: entry.durable.schedule.results,
-                    installedAt: entry.app.installedAt))
-            }
+        var withCandidates: [AppID] = []
+        for (id, view) in schedulingViews {
+            consider(view.nextLift)
+            if view.processingPending { processingPending = true }
+            if !view.candidates.isEmpty { withCandidates.append(id) }
         }
+        // In app order, as the policy has always seen them (its ties are broken by order).
+        for id in withCandidates.sorted() { candidates += schedulingViews[id]?.candidates ?? [] }
         // Locked long enough, the device becomes idle by itself: processing may start then.
         if processingPending, device.locked, device.overrides.idle == nil, !conditions.idle, let since = device.lockedSince {
             consider(since + .seconds(double: configuration.idleDelay))
@@ -150,6 +142,67 @@ extension OffstageCore {
             consider(now + .seconds(1))
         }
         schedulerDeadline = nextLift
+    }
+
+    /// Brings the per-app views up to date: every app when the conditions, the device's settings or the day changed;
+    /// otherwise the apps that changed since the last look and those whose next lift has come.
+    mutating func refreshSchedulingViews(_ conditions: DeviceConditions, _ now: Instant) {
+        let inputs = SchedulingInputs(conditions: conditions, settings: device.settings, day: configuration.localClock.day(now))
+        var stale = schedulingStale
+        schedulingStale.removeAll(keepingCapacity: true)
+        if inputs != schedulingInputs {
+            schedulingInputs = inputs
+            stale.formUnion(apps.keys)
+            stale.formUnion(schedulingViews.keys)
+        } else {
+            for (id, view) in schedulingViews where view.nextLift.map({ $0 <= now }) ?? false { stale.insert(id) }
+        }
+        // Sorted: expiring runs emits callbacks, and the order of actions must not depend on hashing.
+        for id in stale.sorted() {
+            guard let entry = apps[id], !entry.uninstalling else {
+                schedulingViews[id] = nil
+                continue
+            }
+            expireRunsThatLostTheirConditions(id, conditions, now)
+            schedulingViews[id] = schedulingView(of: entry, conditions, now)
+        }
+    }
+
+    /// One app's view computed from scratch: what its controllers let through now, and when a hold next lifts.
+    func schedulingView(of entry: AppEntry, _ conditions: DeviceConditions, _ now: Instant) -> AppSchedulingView {
+        var view = AppSchedulingView()
+        let id = entry.app.id
+        let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
+        for request in pendingRequests(of: entry) where !running.contains(request.identifier) {
+            if request.kind == .processing { view.processingPending = true }
+            let holds = holds(on: request, of: entry, conditions, now: now)
+            guard holds.isEmpty else {
+                for lift in holds.compactMap(\.liftsAt) where lift > now && (view.nextLift.map { lift < $0 } ?? true) {
+                    view.nextLift = lift
+                }
+                continue
+            }
+            view.candidates.append(.init(
+                key: TaskKey(app: id, identifier: request.identifier), request: request,
+                usage: entry.durable.schedule.usage, results: entry.durable.schedule.results,
+                installedAt: entry.app.installedAt))
+        }
+        return view
+    }
+
+    /// The apps whose kept view differs from one computed now, though nothing marks them as changed: empty when
+    /// the incremental scheduler has been told of every change (tests check this after every input).
+    public func schedulingViewsOutOfDate(at now: Instant) -> [AppID] {
+        let conditions = conditions(at: now)
+        let inputs = SchedulingInputs(conditions: conditions, settings: device.settings, day: configuration.localClock.day(now))
+        guard inputs == schedulingInputs, !shuttingDown else { return [] }
+        var outOfDate: [AppID] = []
+        for id in Set(apps.keys).union(schedulingViews.keys).sorted() where !schedulingStale.contains(id) {
+            if let view = schedulingViews[id], view.nextLift.map({ $0 <= now }) ?? false { continue }
+            let expected = apps[id].flatMap { $0.uninstalling ? nil : schedulingView(of: $0, conditions, now) }
+            if expected != schedulingViews[id] { outOfDate.append(id) }
+        }
+        return outOfDate
     }
 
     /// A processing task runs only while its conditions hold: when the user picks the device up or unplugs it, its

@@ -72,7 +72,7 @@ extension OffstageCore {
         } else {
             log(now, id, .taskDone, "\(label) completed after \(format(seconds)) s: \(result.rawValue)")
         }
-        schedulerDirty = true
+        scheduleAgain(id)
         touched.insert(id)
     }
 

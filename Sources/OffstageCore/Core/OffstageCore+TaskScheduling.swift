@@ -65,7 +65,7 @@ extension OffstageCore {
         emit(.saveApp(id))
         let when = request.earliestBegin.map { " not before \($0.clockTime)" } ?? ""
         log(now, id, .schedule, "\(replacing ? "replaced" : "submitted") \(request.kind.rawValue) request '\(request.identifier)'\(when)")
-        schedulerDirty = true
+        scheduleAgain(id)
         return finish(now)
     }
 
@@ -80,7 +80,7 @@ extension OffstageCore {
         }
         emit(.saveApp(id))
         log(now, id, .schedule, "cancelled request '\(identifier)'")
-        schedulerDirty = true
+        scheduleAgain(id)
         return (true, finish(now))
     }
 
@@ -91,7 +91,7 @@ extension OffstageCore {
         apps[id]?.durable.schedule.requests = [:]
         emit(.saveApp(id))
         log(now, id, .schedule, "cancelled all \(count) pending request(s)")
-        schedulerDirty = true
+        scheduleAgain(id)
         return finish(now)
     }
 
@@ -118,7 +118,7 @@ extension OffstageCore {
         apps[id]?.durable.schedule.fetchInterval = interval
         emit(.saveApp(id))
         log(now, id, .schedule, "minimum background fetch interval: \(interval)")
-        schedulerDirty = true
+        scheduleAgain(id)
         return finish(now)
     }
 

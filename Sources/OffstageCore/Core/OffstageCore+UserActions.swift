@@ -118,7 +118,7 @@ extension OffstageCore {
             emit(.saveApp(id))
         }
         apps[id]?.pendingOpen = false
-        schedulerDirty = true
+        scheduleAgain(id)
         if entry.process != nil {
             terminate(id, .forceQuit, .immediate, now)
         } else {
@@ -150,7 +150,7 @@ extension OffstageCore {
         process.ledger.enterBackground(at: now, budget: configuration.budget)
         apps[id]?.process = process
         apps[id]?.durable.schedule.usage.recordLeft(at: now, byLock: byLock)
-        schedulerDirty = true
+        scheduleAgain(id)
         // The log says "background" when did-enter-background is sent, after will-resign-active (SPEC LC-2 order).
         if wasActive { enqueue(id, .willResignActive) }
         enqueue(id, .didEnterBackground)
@@ -172,9 +172,11 @@ extension OffstageCore {
         if let resumed = device.appBeforeLockAwaitingOpen {
             device.appBeforeLockAwaitingOpen = nil
             apps[resumed]?.durable.schedule.usage.recordResume(resumed == id)
+            emit(.saveApp(resumed))
+            scheduleAgain(resumed)
         }
         emit(.saveApp(id))
-        schedulerDirty = true
+        scheduleAgain(id)
         guard let process = entry.process else {
             launch(id, .user, now)
             return

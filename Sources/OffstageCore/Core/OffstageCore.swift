@@ -28,6 +28,12 @@ public struct OffstageCore: Sendable {
     var schedulerDirty = false
     /// When the scheduler must decide again if nothing changes (a plan comes due or a time-based hold lifts).
     var schedulerDeadline: Instant?
+    /// What the scheduler found for each app when it last looked (see ``AppSchedulingView``).
+    var schedulingViews: [AppID: AppSchedulingView] = [:]
+    /// Apps changed since the scheduler last looked at them.
+    var schedulingStale: Set<AppID> = []
+    /// What every view was computed with; nil before the first decision.
+    var schedulingInputs: SchedulingInputs?
     /// The daemon is shutting down: nothing new is launched or started.
     public internal(set) var shuttingDown = false
 
@@ -98,7 +104,7 @@ public struct OffstageCore: Sendable {
         durable.schedule.started = [:]
         durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
-        schedulerDirty = true
+        scheduleAgain(app.id)
     }
 
     // MARK: Helpers shared by the extensions
@@ -109,6 +115,12 @@ public struct OffstageCore: Sendable {
     }
 
     mutating func emit(_ action: CoreAction) { outbox.append(action) }
+
+    /// Something the scheduler reads of `id` changed: it looks at that app again before the input's actions go out.
+    mutating func scheduleAgain(_ id: AppID) {
+        schedulerDirty = true
+        schedulingStale.insert(id)
+    }
 
     mutating func log(
         _ now: Instant, _ app: AppID?, _ kind: LogEntry.Kind, _ message: String, state: ApplicationState? = nil
@@ -124,6 +136,8 @@ public struct OffstageCore: Sendable {
         for _ in 0..<4 {
             while let id = touched.popFirst() {
                 settle(id, now)
+                // Whatever touched the app may have changed what its requests wait for.
+                schedulingStale.insert(id)
             }
             let due = schedulerDeadline.map { $0 <= now } ?? false
             guard schedulerDirty || due else { break }

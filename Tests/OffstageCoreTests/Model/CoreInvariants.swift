@@ -42,6 +42,9 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// is the current process of its app in the core; a process the core lost track of could never be suspended or
     /// killed again.
     case noLostProcess
+    /// §11 scale: the scheduler's kept per-app views are what a look at every app from scratch would find, so
+    /// deciding incrementally (only the apps that changed) decides as deciding over every app would.
+    case schedulerViewsCurrent
 
     var description: String {
         switch self {
@@ -57,6 +60,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .exitsOnSuspend: "LC-7 exits-on-suspend and multitasking off: never background, never launched into it"
         case .ownProcessOnly: "MAN-3/LC-3 actions go only to the app's own live process"
         case .noLostProcess: "§11 the core never loses track of a live process"
+        case .schedulerViewsCurrent: "§11 the incremental scheduler sees what a full look would"
         }
     }
 }
@@ -102,6 +106,8 @@ struct ModelObservation {
     var forcing: Bool
     /// Whether the input was a timer firing.
     var firedTimer: Bool
+    /// Apps whose kept scheduling view differs from one computed from scratch (``OffstageCore/schedulingViewsOutOfDate(at:)``).
+    var staleSchedulingViews: [AppID] = []
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -196,6 +202,14 @@ enum CoreInvariants {
                         + "t=\(formatSeconds((since - ModelWorld.start).inSeconds)) "
                         + "and is still not suspended \(formatSeconds((now - since).inSeconds)) s later")
             }
+        }
+
+        // The incremental scheduler
+        if !seen.staleSchedulingViews.isEmpty {
+            fail(
+                .schedulerViewsCurrent,
+                "the scheduler's views of \(seen.staleSchedulingViews.map(\.description).joined(separator: ", ")) are out "
+                    + "of date, yet nothing marks them as changed")
         }
 
         // Deadlines

@@ -351,7 +351,8 @@ struct ModelShell {
         ModelObservation(
             now: now, apps: core.apps, device: core.device, configuration: core.configuration,
             nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
-            idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer)
+            idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer,
+            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now))
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {
