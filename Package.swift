@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The daemon's counters and histograms, and their Prometheus text format (daemon and offstaged only).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Seeded random generators for the core's model-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
@@ -42,9 +45,12 @@ let package = Package(
                 "OffstageCore", "OffstageProtocol", "COffstageSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -85,7 +91,12 @@ let package = Package(
         .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore"], swiftSettings: strict),
         .testTarget(
             name: "OffstageDaemonTests",
-            dependencies: ["OffstageDaemon", "COffstageSystem"],
+            dependencies: [
+                "OffstageDaemon", "COffstageSystem",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: strict
         ),
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.

@@ -61,7 +61,9 @@ struct Offstaged: AsyncParsableCommand {
             do {
                 (daemonConfiguration.core, daemonConfiguration.daemon) = try DaemonConfiguration.settings(fromFile: config)
             } catch {
-                throw ValidationError("\(error)")
+                // One line naming the file, the key and the fix: a usage summary after it would only bury it.
+                FileHandle.standardError.write(Data("offstaged: \(error)\n".utf8))
+                throw ExitCode(78)  // EX_CONFIG
             }
         }
         LoggingSystem.bootstrap { label in
@@ -73,9 +75,14 @@ struct Offstaged: AsyncParsableCommand {
         // Orphans of apps are re-parented to the daemon, which reaps them (never leaves zombies to PID 1).
         _ = offstage_prctl_set_child_subreaper()
         let service = OffstageDaemonService(configuration: daemonConfiguration, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        // The settings were validated when read, so the address parses here.
+        if let listen = daemonConfiguration.daemon.metricsListen.flatMap(MetricsListenAddress.init) {
+            let http = MetricsHTTPService(address: listen, metrics: service.metrics, logger: logger)
+            services.append(.init(service: http))
+        }
         let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

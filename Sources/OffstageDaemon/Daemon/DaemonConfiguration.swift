@@ -46,13 +46,19 @@ public struct DaemonConfiguration: Sendable {
             return (try decoder.decode(CoreConfiguration.self, from: data), try decoder.decode(DaemonSettings.self, from: data))
         } catch let DecodingError.dataCorrupted(context) {
             let key = context.codingPath.last?.stringValue
-            throw ConfigurationError(
-                path: file, key: key, problem: context.debugDescription,
-                fix: key == "freezer" ? "use auto, cgroupV2, cgroupV1 or signalStop" : "correct the value (the README lists every setting)")
+            let fix =
+                switch key {
+                case "freezer": "use auto, cgroupV2, cgroupV1 or signalStop"
+                case "metricsListen": DaemonSettings.metricsListenFix
+                default: "correct the value (the README lists every setting)"
+                }
+            throw ConfigurationError(path: file, key: key, problem: context.debugDescription, fix: fix)
         } catch let DecodingError.typeMismatch(_, context) {
+            let key = context.codingPath.last?.stringValue
             throw ConfigurationError(
-                path: file, key: context.codingPath.last?.stringValue, problem: "has the wrong type",
-                fix: "give a number (seconds) or the documented value")
+                path: file, key: key, problem: "has the wrong type",
+                fix: key == "metricsListen"
+                    ? DaemonSettings.metricsListenFix : "give a number (seconds) or the documented value")
         } catch {
             throw ConfigurationError(path: file, key: nil, problem: "\(error)", fix: "correct the file")
         }
@@ -71,14 +77,25 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public var freezer: String = "auto"
     /// How long a graceful stop waits for apps to exit before the daemon quits anyway. Default 10 s.
     public var shutdownTimeout: Double = 10
+    /// Where to serve `GET /metrics` over HTTP, as `HOST:PORT` (e.g. `127.0.0.1:9464`); nil (the default) serves
+    /// none. `offstage metrics` works either way.
+    public var metricsListen: String?
+    /// The one timer firing later than this many seconds after its deadline counts as a missed deadline
+    /// (`offstage_deadlines_missed_total`; SPEC §11: due work starts ≤ 1 ms late). Default 0.001 s.
+    public var deadlineTolerance: Double = 0.001
 
     /// The defaults.
     public init() {}
 
     /// Keys a configuration file may contain.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout
+        case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
+        case deadlineTolerance
     }
+
+    /// The fix a bad `metricsListen` gets.
+    static let metricsListenFix =
+        "give HOST:PORT with a port from 1 to 65535, e.g. \"127.0.0.1:9464\", or leave the key out"
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -88,6 +105,17 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         maximumMessageSize = try container.decodeIfPresent(Int.self, forKey: .maximumMessageSize) ?? defaults.maximumMessageSize
         freezer = try container.decodeIfPresent(String.self, forKey: .freezer) ?? defaults.freezer
         shutdownTimeout = try container.decodeIfPresent(Double.self, forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
+        metricsListen = try container.decodeIfPresent(String.self, forKey: .metricsListen)
+        deadlineTolerance =
+            try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
+        if let metricsListen, MetricsListenAddress(metricsListen) == nil {
+            throw DecodingError.dataCorruptedError(
+                forKey: .metricsListen, in: container, debugDescription: "cannot be \(QuotedText.quote(metricsListen))")
+        }
+        guard deadlineTolerance >= 0, deadlineTolerance.isFinite else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .deadlineTolerance, in: container, debugDescription: "must be a non-negative number of seconds")
+        }
         guard ["auto", "cgroupV2", "cgroupV1", "signalStop"].contains(freezer) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .freezer, in: container, debugDescription: "cannot be \(QuotedText.quote(freezer))")
@@ -142,4 +170,37 @@ public struct DaemonPaths: Sendable {
     public func data(_ id: AppID) -> String { root + "/data/" + id.rawValue }
     /// Each app's stdout and stderr.
     public func output(_ id: AppID) -> String { root + "/logs/" + id.rawValue + ".log" }
+}
+
+/// A `metricsListen` value: `HOST:PORT`, where HOST is an IPv4 address, a name such as `localhost`, or an IPv6
+/// address in brackets (`[::1]:9464`), and PORT is 1 to 65535.
+public struct MetricsListenAddress: Hashable, Sendable {
+    /// The host to bind (brackets removed).
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+
+    /// An address from its parts, unchecked.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `text`, or nil when it is not `HOST:PORT` with a usable port.
+    public init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        guard let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            guard host.contains(":") else { return nil }
+        } else if host.contains(":") {
+            // An IPv6 address needs its brackets, or the port could not be told from the address.
+            return nil
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:%")
+        guard !host.isEmpty, host.allSatisfy({ allowed.contains($0) }) else { return nil }
+        self.host = host
+        self.port = port
+    }
 }

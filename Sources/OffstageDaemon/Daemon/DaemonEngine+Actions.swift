@@ -18,27 +18,41 @@ extension DaemonEngine {
                 logger.debug("callback not delivered: no stream", metadata: ["offstage.app": "\(id)"])
                 return
             }
+            let label = CallbackLabel(callback.kind)
+            metrics.callbackDelivered(label)
+            // A callback sent again after a reattach keeps its first time: the latency is the app's whole answer.
+            if pendingCallbacks[callback.id] == nil {
+                pendingCallbacks[callback.id] = PendingCallback(
+                    app: id, label: label, deliveredAt: DaemonMetrics.monotonicNanoseconds())
+            }
         case .freeze(let id, let pid):
             do {
-                try control.freeze(try group(for: id), leader: pid)
+                let appGroup = try group(for: id)
+                let start = DaemonMetrics.monotonicNanoseconds()
+                try control.freeze(appGroup, leader: pid)
+                metrics.frozen(nanoseconds: DaemonMetrics.monotonicNanoseconds() - start)
             } catch {
+                metrics.freezeFailures.increment()
                 actionQueue.append(contentsOf: core.freezeFailed(id, pid: pid, message: "\(error)", at: now))
             }
         case .thaw(let id, let pid):
             do {
                 try control.thaw(try group(for: id), leader: pid)
+                metrics.thaws.increment()
             } catch {
                 logger.warning("thaw failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
             }
         case .terminate(let id, let pid):
             do {
                 try control.terminate(try group(for: id), leader: pid)
+                metrics.terminated(.sigterm)
             } catch {
                 logger.warning("SIGTERM failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
             }
         case .kill(let id, let pid):
             do {
                 try control.kill(try group(for: id), leader: pid)
+                metrics.terminated(.sigkill)
             } catch {
                 logger.warning("SIGKILL failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
             }
@@ -51,6 +65,14 @@ extension DaemonEngine {
         case .forget(let id, let bundlePath):
             forget(id, bundlePath: bundlePath)
         }
+    }
+
+    /// The app answered the callback `callback`: its latency, if this daemon delivered it, is recorded.
+    func callbackAnswered(_ callback: CallbackID, by app: AppID) {
+        guard let pending = pendingCallbacks[callback], pending.app == app else { return }
+        pendingCallbacks[callback] = nil
+        metrics.callbackAnswered(
+            pending.label, nanoseconds: DaemonMetrics.monotonicNanoseconds() - pending.deliveredAt)
     }
 
     func persist(_ write: () throws -> Void) {
@@ -84,12 +106,14 @@ extension DaemonEngine {
             try FileManager.default.createDirectory(
                 atPath: (paths.output(id) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let pid = try watcher.spawn(request, in: try group(for: id), using: control)
+            metrics.launches.increment()
             appsByPid[pid] = id
             let startTime = ProcFS().startTime(of: pid) ?? 0
             // Persist, then act: a daemon that crashes from here on finds this process again.
             persist { try store.saveProcess(.init(app: id, pid: pid, startTime: startTime, startedAt: now)) }
             actionQueue.append(contentsOf: core.processStarted(id, launch: plan.launch, pid: pid, at: now))
         } catch {
+            metrics.launchFailures.increment()
             actionQueue.append(contentsOf: core.launchFailed(id, launch: plan.launch, message: "\(error)", at: now))
         }
     }

@@ -21,6 +21,10 @@ public final class DaemonEngine: @unchecked Sendable {
     let freezerReason: String
     let installer: BundleInstaller
     let logger: Logger
+    /// What the shell counts and times (SPEC §11 observability).
+    let metrics: DaemonMetrics
+    /// Callbacks delivered and not yet answered, with when (monotonic) they went out, for their latency.
+    var pendingCallbacks: [CallbackID: PendingCallback] = [:]
     /// Runs slow work (copying a bundle) off the loop.
     let threadPool: NIOThreadPool
     var watcher: ExitWatcher!
@@ -64,6 +68,12 @@ public final class DaemonEngine: @unchecked Sendable {
         let responder: VarlinkResponder
     }
 
+    struct PendingCallback {
+        let app: AppID
+        let label: CallbackLabel
+        let deliveredAt: Int64
+    }
+
     struct LogFollower {
         let app: AppID?
         let responder: VarlinkResponder
@@ -71,8 +81,10 @@ public final class DaemonEngine: @unchecked Sendable {
 
     init(
         configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
-        control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger
+        control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger,
+        metrics: DaemonMetrics
     ) throws {
+        self.metrics = metrics
         self.threadPool = threadPool
         self.configuration = configuration
         self.eventLoop = eventLoop
@@ -213,7 +225,10 @@ public final class DaemonEngine: @unchecked Sendable {
         timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
             timer = nil
             armedDeadline = nil
-            apply(core.advance(to: now))
+            let firedAt = now
+            // Against the wall clock, the deadline's own clock: how late the core's due work starts.
+            metrics.timerFired(latenessNanoseconds: (firedAt - next).nanoseconds)
+            apply(core.advance(to: firedAt))
         }
     }
 
@@ -233,6 +248,8 @@ public final class DaemonEngine: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard let id = appsByPid.removeValue(forKey: pid) else { return }
         try? store.deleteProcess(of: id, pid: pid)
+        // Callbacks the process never answered have no latency; they are not kept waiting for one.
+        if !pendingCallbacks.isEmpty { pendingCallbacks = pendingCallbacks.filter { $0.value.app != id } }
         // Whatever the app left behind in its group goes with it.
         if let group = groups[id] { try? control.kill(group, leader: pid) }
         if let stream = streams[id], stream.pid == pid {

@@ -12,17 +12,24 @@ import ServiceLifecycle
 public struct OffstageDaemonService: Service {
     let configuration: DaemonConfiguration
     let logger: Logger
+    /// What the daemon counts; `io.offstage.Control.Metrics` and ``MetricsHTTPService`` expose it.
+    public let metrics: DaemonMetrics
 
-    /// Creates the service.
-    public init(configuration: DaemonConfiguration, logger: Logger) {
+    /// Creates the service. Without `metrics`, it records into a Prometheus registry of its own, made with the
+    /// configuration's deadline tolerance.
+    public init(configuration: DaemonConfiguration, logger: Logger, metrics: DaemonMetrics? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics ?? DaemonMetrics(
+            deadlineTolerance: .seconds(double: configuration.daemon.deadlineTolerance))
     }
 
     public func run() async throws {
         let paths = DaemonPaths(root: configuration.stateDirectory)
         try FileManager.default.createDirectory(atPath: paths.root, withIntermediateDirectories: true)
-        let store = try OffstageStore(path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity)
+        let metrics = metrics
+        let store = try OffstageStore(
+            path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity, metrics: metrics)
         let (control, freezerReason) = try Self.processControl(configuration, logger: logger)
         logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
 
@@ -33,7 +40,7 @@ public struct OffstageDaemonService: Service {
         let engine = try await loop.submit {
             try DaemonEngine(
                 configuration: configuration, eventLoop: loop, store: store, control: control,
-                freezerReason: freezerReason, threadPool: threadPool, logger: logger)
+                freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics)
         }.get()
         let watcher = try ExitWatcher(mode: .reapAllChildren) { pid, status in
             loop.execute { engine.processExited(pid: pid, status: status) }
@@ -41,7 +48,7 @@ public struct OffstageDaemonService: Service {
         let server = VarlinkServer(
             configuration: .init(
                 socketPath: configuration.socketPath, version: offstageVersion,
-                maximumMessageSize: configuration.daemon.maximumMessageSize),
+                maximumMessageSize: configuration.daemon.maximumMessageSize, metrics: metrics),
             eventLoop: loop)
         server.register(AppService(engine: engine))
         server.register(ControlService(engine: engine))

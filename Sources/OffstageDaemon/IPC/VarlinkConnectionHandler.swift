@@ -133,7 +133,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         while current == nil, !isClosing, !isClosed, let item = queue.popFirst() {
             switch item {
             case .message(let buffer): dispatch(buffer)
-            case .tooLarge(let limit): closeAfter(.messageTooLarge(limit: limit))
+            case .tooLarge(let limit):
+                let error = VarlinkError.messageTooLarge(limit: limit)
+                router.unrouted?.called()
+                router.unrouted?.failed(error.name)
+                closeAfter(error)
             }
         }
         isProcessingQueue = false
@@ -155,24 +159,32 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         do {
             received = try VarlinkCodec.decodeCall(message)
         } catch {
+            router.unrouted?.called()
+            router.unrouted?.failed(error.name)
             closeAfter(error)
             return
         }
         let header = received.header
-        let call = VarlinkCallState(header: header, connection: self)
-        if !header.oneway { current = call }
-        let handler: VarlinkMethodHandler
+        let route: VarlinkRouter.Route
         switch router.route(header) {
         case .success(let found):
-            handler = found
+            route = found
         case .failure(let error):
-            _ = call.send(VarlinkCodec.encodeError(error), final: true)
+            // Counted under `unknown`: the method name is the caller's text, not one the interfaces declare.
+            router.unrouted?.called()
+            let call = VarlinkCallState(header: header, connection: self, metrics: router.unrouted)
+            if !header.oneway { current = call }
+            _ = call.sendError(error)
             return
         }
+        route.metrics?.called()
+        let call = VarlinkCallState(header: header, connection: self, metrics: route.metrics)
+        if !header.oneway { current = call }
         if header.upgrade {
-            _ = call.send(VarlinkCodec.encodeError(.upgradeNotSupported(method: header.method)), final: true)
+            _ = call.sendError(.upgradeNotSupported(method: header.method))
             return
         }
+        let handler = route.handler
         let responder = VarlinkResponder(call: call, eventLoop: callContext.eventLoop)
         do {
             try handler(callContext, VarlinkRequest(received), responder)

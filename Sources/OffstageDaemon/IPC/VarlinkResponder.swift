@@ -67,9 +67,7 @@ public final class VarlinkResponder: Sendable {
     /// - Returns: Whether the error was sent.
     @discardableResult
     public func fail(_ error: VarlinkError) -> Bool {
-        let call = call.value
-        guard !call.isFinished else { return false }
-        return call.send(VarlinkCodec.encodeError(error), final: true)
+        call.value.sendError(error)
     }
 
     /// Whether the connection the call came on is closed: nothing more can reach the caller.
@@ -106,13 +104,18 @@ public final class VarlinkResponder: Sendable {
 final class VarlinkCallState {
     let header: VarlinkCallHeader
     private let connection: VarlinkConnectionHandler
+    /// The method's counters, where the server keeps metrics.
+    private let metrics: IPCMethodMetrics?
     private(set) var isFinished: Bool
     private var closedBeforeAnswer = false
+    /// A oneway call's error was counted (it is never sent, so `isFinished` cannot tell).
+    private var onewayErrorCounted = false
     private var closeCallbacks: [() -> Void] = []
 
-    init(header: VarlinkCallHeader, connection: VarlinkConnectionHandler) {
+    init(header: VarlinkCallHeader, connection: VarlinkConnectionHandler, metrics: IPCMethodMetrics? = nil) {
         self.header = header
         self.connection = connection
+        self.metrics = metrics
         // A oneway call wants nothing back: it is finished from the start and every answer is dropped.
         self.isFinished = header.oneway
     }
@@ -134,6 +137,21 @@ final class VarlinkCallState {
             }
         }
         return connection.write(message, for: self, final: final)
+    }
+
+    /// Sends `error` as the final answer and counts it against the method (a oneway call's error too: the caller
+    /// does not hear of it, but it happened).
+    func sendError(_ error: VarlinkError) -> Bool {
+        if header.oneway {
+            if !onewayErrorCounted {
+                onewayErrorCounted = true
+                metrics?.failed(error.name)
+            }
+            return false
+        }
+        guard !isFinished else { return false }
+        metrics?.failed(error.name)
+        return send(VarlinkCodec.encodeError(error), final: true)
     }
 
     /// Marks the call finished without sending anything: its answer was an error the connection handler sent.

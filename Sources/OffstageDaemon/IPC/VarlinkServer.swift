@@ -52,6 +52,9 @@ public final class VarlinkServer: Sendable {
         /// How many received calls may wait behind the one being answered before the server stops reading from that
         /// connection.
         public var maximumQueuedCalls: Int
+        /// Where calls and errors are counted by method (`offstage_ipc_calls_total`, `offstage_ipc_errors_total`);
+        /// nil counts nothing.
+        public var metrics: DaemonMetrics?
 
         /// A configuration for a server on `socketPath`.
         public init(
@@ -62,7 +65,8 @@ public final class VarlinkServer: Sendable {
             url: String = "",
             maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize,
             socketMode: UInt32 = 0o600,
-            maximumQueuedCalls: Int = 64
+            maximumQueuedCalls: Int = 64,
+            metrics: DaemonMetrics? = nil
         ) {
             self.socketPath = socketPath
             self.vendor = vendor
@@ -72,6 +76,7 @@ public final class VarlinkServer: Sendable {
             self.maximumMessageSize = maximumMessageSize
             self.socketMode = socketMode
             self.maximumQueuedCalls = maximumQueuedCalls
+            self.metrics = metrics
         }
     }
 
@@ -174,7 +179,8 @@ public final class VarlinkServer: Sendable {
                 vendor: configuration.vendor,
                 product: configuration.product,
                 version: configuration.version,
-                url: configuration.url
+                url: configuration.url,
+                metrics: configuration.metrics
             )
             return (router, setup.onOpened, setup.onClosed, setup.replyGate)
         }

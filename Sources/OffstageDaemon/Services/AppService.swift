@@ -21,6 +21,7 @@ struct AppService: VarlinkInterface {
             "CallbackDone": { context, request, responder in
                 let parameters = try request.decodeParameters(AppInterface.CallbackDoneParameters.self)
                 let (id, pid) = try engine.requireApp(context)
+                engine.callbackAnswered(CallbackID(parameters.id), by: id)
                 engine.apply(engine.core.callbackCompleted(id, pid: pid, callback: CallbackID(parameters.id), at: engine.now))
                 responder.reply()
             },

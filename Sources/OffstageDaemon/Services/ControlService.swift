@@ -95,6 +95,10 @@ struct ControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 responder.reply(engine.statusReply())
             },
+            "Metrics": { context, _, responder in
+                try engine.requireUser(context)
+                responder.reply(ControlInterface.MetricsReply(text: engine.metrics.exposition()))
+            },
         ]
     }
 }

@@ -13,9 +13,13 @@ public final class OffstageStore: Sendable {
     let database: DatabasePool
     /// Rows of the event log kept; older rows are deleted.
     public let eventLogCapacity: Int
+    /// Where each write transaction's duration goes (`offstage_store_write_seconds`); nil records nothing.
+    let metrics: DaemonMetrics?
 
-    /// Opens (creating if needed) the store at `path` and runs pending migrations.
-    public init(path: String, eventLogCapacity: Int = 100_000) throws {
+    /// Opens (creating if needed) the store at `path` and runs pending migrations. With `metrics`, every write
+    /// transaction is timed.
+    public init(path: String, eventLogCapacity: Int = 100_000, metrics: DaemonMetrics? = nil) throws {
+        self.metrics = metrics
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -24,6 +28,14 @@ public final class OffstageStore: Sendable {
         database = try DatabasePool(path: path, configuration: configuration)
         self.eventLogCapacity = max(100, eventLogCapacity)
         try Self.migrator.migrate(database)
+    }
+
+    /// Runs `body` in a write transaction, timed on the monotonic clock as a write of `kind`.
+    private func write<Result>(_ kind: StoreWrite, _ body: (Database) throws -> Result) throws -> Result {
+        guard let metrics else { return try database.write(body) }
+        let start = DaemonMetrics.monotonicNanoseconds()
+        defer { metrics.storeWrote(kind, nanoseconds: DaemonMetrics.monotonicNanoseconds() - start) }
+        return try database.write(body)
     }
 
     static var migrator: DatabaseMigrator {
@@ -91,7 +103,7 @@ public final class OffstageStore: Sendable {
             ] as StatementArguments
         }
         let deviceText = try device.map { try encode($0) }
-        try database.write { db in
+        try write(.state) { db in
             let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO app (id, manifest, bundlePath, installedAt, settings, durable, sourceExecutable)
@@ -110,7 +122,7 @@ public final class OffstageStore: Sendable {
 
     /// Removes an app and every row that belongs to it.
     public func deleteApp(_ id: AppID) throws {
-        try database.write { db in
+        try write(.uninstall) { db in
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM process WHERE appID = ?", arguments: [id.rawValue])
         }
@@ -162,7 +174,7 @@ public final class OffstageStore: Sendable {
 
     /// Records a started process.
     public func saveProcess(_ record: ProcessRecord) throws {
-        try database.write { db in
+        try write(.process) { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO process (appID, pid, startTime, startedAt) VALUES (?, ?, ?, ?)",
                 arguments: [record.app.rawValue, record.pid, Int64(record.startTime), record.startedAt.secondsSinceEpoch])
@@ -171,7 +183,7 @@ public final class OffstageStore: Sendable {
 
     /// Forgets a process that ended.
     public func deleteProcess(of app: AppID, pid: Int32) throws {
-        try database.write { db in
+        try write(.process) { db in
             try db.execute(sql: "DELETE FROM process WHERE appID = ? AND pid = ?", arguments: [app.rawValue, pid])
         }
     }
@@ -183,7 +195,7 @@ public final class OffstageStore: Sendable {
     public func appendLog(_ entries: [LogEntry]) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
         let capacity = Int64(eventLogCapacity)
-        return try database.write { db in
+        return try write(.log) { db in
             var ids: [Int64] = []
             ids.reserveCapacity(entries.count)
             let statement = try db.cachedStatement(
@@ -238,7 +250,7 @@ public final class OffstageStore: Sendable {
 
     /// Sets a small named value.
     public func setMeta(_ key: String, _ value: String) throws {
-        try database.write { db in
+        try write(.meta) { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
         }
     }

@@ -100,6 +100,9 @@ public enum ControlInterface {
           apps: int
         )
 
+        # What the daemon counts (wake-ups, freezes, callbacks, calls, store writes), in the Prometheus text format.
+        method Metrics() -> (text: string)
+
         # Power and network as the scheduler sees them.
         type Conditions (
           batteryLevel: int,
@@ -224,6 +227,7 @@ public enum ControlInterface {
         public static let setSettings = "io.offstage.Control.SetSettings"
         public static let log = "io.offstage.Control.Log"
         public static let status = "io.offstage.Control.Status"
+        public static let metrics = "io.offstage.Control.Metrics"
         public static let getDevice = "io.offstage.Control.GetDevice"
         public static let setDevice = "io.offstage.Control.SetDevice"
         public static let tasks = "io.offstage.Control.Tasks"
@@ -397,6 +401,14 @@ public enum ControlInterface {
             self.interruption = interruption
             self.apps = apps
         }
+    }
+}
+
+extension ControlInterface {
+    /// `Metrics`'s reply: every metric in the Prometheus text format (version 0.0.4).
+    public struct MetricsReply: Codable, Hashable, Sendable {
+        public var text: String
+        public init(text: String) { self.text = text }
     }
 }
 

@@ -21,6 +21,20 @@ struct DaemonConfigurationTests {
         #expect(daemon.freezer == "signalStop" && daemon.shutdownTimeout == 10)
     }
 
+    @Test("§11 observability: metricsListen is off by default; HOST:PORT with IPv4, a name or a bracketed IPv6 host")
+    func metricsListen() throws {
+        #expect(DaemonSettings().metricsListen == nil && DaemonSettings().deadlineTolerance == 0.001)
+        let (_, daemon) = try DaemonConfiguration.settings(
+            from: Data(#"{"metricsListen": "127.0.0.1:9464", "deadlineTolerance": 0.002}"#.utf8), file: "x.json")
+        #expect(daemon.metricsListen == "127.0.0.1:9464" && daemon.deadlineTolerance == 0.002)
+        #expect(MetricsListenAddress("127.0.0.1:9464") == MetricsListenAddress(host: "127.0.0.1", port: 9464))
+        #expect(MetricsListenAddress("localhost:1")?.host == "localhost")
+        #expect(MetricsListenAddress("[::1]:65535") == MetricsListenAddress(host: "::1", port: 65535))
+        for bad in ["nonsense", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", ":9464", "::1:9464", "a b:1", "[]:1"] {
+            #expect(MetricsListenAddress(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test(
         "Each bad value names the file, the key, what is wrong and the fix that applies to that key",
         arguments: [
@@ -31,6 +45,11 @@ struct DaemonConfigurationTests {
             (#"{"freezeTimeout": 0}"#, "freezeTimeout", "positive number of seconds", "correct the value"),
             (#"{"suspendDelay": "soon"}"#, "suspendDelay", "has the wrong type", "give a number"),
             (#"{"suspendDelai": 1}"#, "suspendDelai", "is not a setting", "use only:"),
+            (#"{"metricsListen": "nonsense"}"#, "metricsListen", "cannot be 'nonsense'", "give HOST:PORT"),
+            (#"{"metricsListen": "1.2.3.4:70000"}"#, "metricsListen", "cannot be '1.2.3.4:70000'", "give HOST:PORT"),
+            (#"{"metricsListen": "::1:9464"}"#, "metricsListen", "cannot be '::1:9464'", "give HOST:PORT"),
+            (#"{"metricsListen": 9464}"#, "metricsListen", "has the wrong type", "give HOST:PORT"),
+            (#"{"deadlineTolerance": -1}"#, "deadlineTolerance", "non-negative number of seconds", "correct the value"),
         ])
     func badValue(json: String, key: String, problem: String, fix: String) throws {
         let error = try #require(refusal(json))
