@@ -49,6 +49,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "offstaged", package: "Offstage"),
                 .product(name: "OffstageProtocol", package: "Offstage"),
+                .product(name: "OffstageCore", package: "Offstage"),
             ],
             path: "Benchmarks/OffstageBenchmarks",
             swiftSettings: strict,

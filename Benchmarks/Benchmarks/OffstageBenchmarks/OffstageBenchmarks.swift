@@ -39,6 +39,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Scheduler: core input cost, 10 to 1,000 apps",
+        configuration: once([Metrics.schedulerIncremental, Metrics.schedulerFull, Metrics.schedulerSmall], seconds: 300)
+    ) { benchmark in
+        SchedulerScaleBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Idle wake-ups, 60 s",
         configuration: once([Metrics.wakeups, Metrics.emptyWakeups, Metrics.tickWakeups], seconds: 300)
     ) { benchmark in

@@ -71,6 +71,10 @@ enum Metrics {
     static let idleRSS = count("idle daemon VmRSS, 0 apps (kB)")
     static let idleHWM = count("idle daemon VmHWM, 0 apps (kB)")
 
+    static let schedulerIncremental = latency("core input, 1,000 apps, incremental scheduler")
+    static let schedulerFull = latency("core input, 1,000 apps, every app looked at")
+    static let schedulerSmall = latency("core input, 10 apps, incremental scheduler")
+
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
     static let tickWakeups = count("1 Hz timer wake-ups in 60 s")

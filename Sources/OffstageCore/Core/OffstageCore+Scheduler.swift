@@ -190,6 +190,13 @@ extension OffstageCore {
         return view
     }
 
+    /// Makes the next decision look at every app again, as every decision did before views were kept: the baseline
+    /// the scale benchmark measures the incremental scheduler against, in the same run.
+    public mutating func forgetSchedulingViews() {
+        schedulingInputs = nil
+        schedulerDirty = true
+    }
+
     /// The apps whose kept view differs from one computed now, though nothing marks them as changed: empty when
     /// the incremental scheduler has been told of every change (tests check this after every input).
     public func schedulingViewsOutOfDate(at now: Instant) -> [AppID] {
