@@ -226,7 +226,11 @@ public enum VarlinkCodec {
                         guard case .string(let hasEscapes) = member.kind else {
                             throw .init(offset: member.value.lowerBound, reason: "method")
                         }
-                        method = string(member.value, hasEscapes: hasEscapes, in: bytes)
+                        // Escapes that decode to no text (an unpaired surrogate) must not read as "no method".
+                        guard let text = string(member.value, hasEscapes: hasEscapes, in: bytes) else {
+                            throw .init(offset: member.value.lowerBound, reason: "method text")
+                        }
+                        method = text
                     case "more": more = try flag(member, "more")
                     case "oneway": oneway = try flag(member, "oneway")
                     case "upgrade": upgrade = try flag(member, "upgrade")
@@ -380,6 +384,9 @@ public enum VarlinkCodec {
         case "method":
             return .malformedMessage(
                 reason: "\"method\" must be a string naming the method, e.g. \"org.varlink.service.GetInfo\"")
+        case "method text":
+            return .malformedMessage(
+                reason: "\"method\" is not valid text: an escape in it encodes no character (an unpaired surrogate?)")
         case "more", "oneway", "upgrade":
             return .malformedMessage(reason: "\"\(failure.reason)\": expected a boolean")
         default:
