@@ -318,7 +318,14 @@ public enum VarlinkCodec {
                         guard case .string(let hasEscapes) = member.kind else {
                             throw .init(offset: member.value.lowerBound, reason: "\"error\" must be a string")
                         }
-                        errorName = string(member.value, hasEscapes: hasEscapes, in: bytes)
+                        // Escapes that decode to no text (an unpaired surrogate) must not make an error reply read
+                        // as a successful one.
+                        guard let name = string(member.value, hasEscapes: hasEscapes, in: bytes) else {
+                            throw .init(
+                                offset: member.value.lowerBound,
+                                reason: "\"error\" is not valid text: an escape in it encodes no character")
+                        }
+                        errorName = name
                     case "continues":
                         switch member.kind {
                         case .bool(let value): continues = value
