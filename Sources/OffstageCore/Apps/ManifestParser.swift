@@ -42,7 +42,10 @@ public enum ManifestParser {
                 fix: "use reverse-DNS letters, digits, '-' and '.', for example com.example.my-app")
         }
         let executable = raw.CFBundleExecutable
-        guard !executable.isEmpty, !executable.contains("/"), executable != ".", executable != ".." else {
+        // A NUL would end the path handed to exec early, so that another file than the one named would run.
+        guard !executable.isEmpty, !executable.contains("/"), !executable.utf8.contains(0), executable != ".",
+            executable != ".."
+        else {
             throw ManifestError(
                 file: file, key: "CFBundleExecutable", problem: "'\(executable)' is not a file name",
                 fix: "name the executable file that sits next to the manifest, without a path")
@@ -68,6 +71,27 @@ public enum ManifestParser {
             throw ManifestError(
                 file: file, key: "\(linuxKey).MemoryLimitMB", problem: "must be positive, got \(limit)",
                 fix: "give the limit in MiB, for example 256, or remove the key")
+        }
+        // Arguments and environment go to exec as C strings: a NUL would silently cut one short, and a name with '='
+        // would set another variable than the one written.
+        if let bad = (linux.Arguments ?? []).first(where: { $0.utf8.contains(0) }) {
+            throw ManifestError(
+                file: file, key: "\(linuxKey).Arguments",
+                problem: "the argument \(bad.debugDescription) contains a NUL",
+                fix: "remove the NUL character; a program argument cannot hold one")
+        }
+        for (name, value) in (linux.Environment ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if name.isEmpty || name.contains("=") || name.utf8.contains(0) {
+                throw ManifestError(
+                    file: file, key: "\(linuxKey).Environment",
+                    problem: "\(name.debugDescription) is not a variable name",
+                    fix: "name each variable without '=' or NUL, for example LANG")
+            }
+            if value.utf8.contains(0) {
+                throw ManifestError(
+                    file: file, key: "\(linuxKey).Environment.\(name)", problem: "the value contains a NUL",
+                    fix: "remove the NUL character; an environment variable cannot hold one")
+            }
         }
         return Manifest(
             id: id, executable: executable, backgroundModes: modes, permittedTaskIdentifiers: identifiers,
