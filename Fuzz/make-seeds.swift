@@ -1,9 +1,15 @@
 // Writes the committed seed corpora, Fuzz/Corpus/<target>/, from the project's real inputs: the messages the SDK,
 // the CLI and the daemon exchange (in the exact form VarlinkCodec writes them), and the example apps' manifests in
 // every form the parser reads (XML and binary property list, JSON). Deterministic, so the corpus can be rebuilt and
-// reviewed: run `swift Fuzz/make-seeds.swift` from the repository root after changing an interface or an example.
+// reviewed: run `SWIFT_DETERMINISTIC_HASHING=1 swift Fuzz/make-seeds.swift` from the repository root after changing
+// an interface or an example. (Without that variable, dictionaries are written in a different key order each run.)
 // Seeds are starting points only; the fuzzer's own finds stay in .build-fuzz/corpus and are not committed.
 import Foundation
+
+guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == "1" else {
+    print("run as: SWIFT_DETERMINISTIC_HASHING=1 swift Fuzz/make-seeds.swift (for the same bytes on every run)")
+    exit(2)
+}
 
 let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 let corpus = root.appendingPathComponent("Fuzz/Corpus")
@@ -94,9 +100,18 @@ let grammar: [(String, String)] = [
     ("utf8", "{\"κλειδί\":\"τιμή ✓\"}"),
 ]
 
+/// An object holding `arrays` nested arrays: 511 is the deepest the scanner accepts (the object is level 1 of 512),
+/// 512 the shallowest it refuses; Foundation must agree on both sides of the limit.
+func nested(_ arrays: Int) -> String {
+    #"{"a":"# + String(repeating: "[", count: arrays) + String(repeating: "]", count: arrays) + "}"
+}
+
 let messages = calls + replies
 try write("varlink-codec", messages.map { ($0.0, text($0.1)) } + grammar.prefix(4).map { ($0.0, text($0.1)) })
-try write("json-envelope", (messages.prefix(6) + replies.prefix(2) + grammar).map { ($0.0, text($0.1)) })
+try write(
+    "json-envelope",
+    (messages.prefix(6) + replies.prefix(2) + grammar + [("depth-512", nested(511)), ("depth-513", nested(512))])
+        .map { ($0.0, text($0.1)) })
 
 /// A framing input: one byte for the limit (`limit` 1…128 is written as `limit - 1`), two for the seed of the read
 /// pattern, then the stream.
