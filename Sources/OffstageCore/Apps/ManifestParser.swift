@@ -20,6 +20,14 @@ public enum ManifestParser {
     ///   - file: the file's path, used in error messages.
     ///   - format: property list or JSON (same keys).
     public static func parse(_ data: Data, file: String, format: Format) throws(ManifestError) -> Manifest {
+        // Foundation's XML property list reader stops the process (a fatal error, not a thrown one) on some invalid
+        // UTF-8, such as a 0xFF byte followed by a few others inside <integer>. An XML manifest is UTF-8 text anyway,
+        // so anything else is refused before Foundation reads it; binary property lists are left to their reader.
+        if format == .propertyList, !data.starts(with: "bplist".utf8), String(validating: data, as: UTF8.self) == nil {
+            throw ManifestError(
+                file: file, key: nil, problem: "is neither a binary property list nor UTF-8 text",
+                fix: "save the manifest as an XML property list in UTF-8, or as a binary property list")
+        }
         let raw: RawManifest
         do {
             switch format {
