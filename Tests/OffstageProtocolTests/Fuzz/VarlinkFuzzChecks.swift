@@ -170,10 +170,10 @@ enum VarlinkFuzzChecks {
     /// Its promises (see its doc comment): it accepts exactly the RFC 8259 texts that are one object, says "not an
     /// object" only of valid JSON of another kind, nests at most as deep as Foundation does, and reports each
     /// top-level member with the byte ranges of its key and value and the kind of its value. Foundation is the
-    /// reference, with the differences either side documents: Foundation also accepts a trailing comma and a
-    /// leading byte order mark (the scanner keeps to the RFC), and refuses text the scanner leaves to the decoders
-    /// that read strings and numbers later (invalid UTF-8, unpaired surrogate escapes, numbers out of `Double`'s
-    /// range).
+    /// reference, with the differences either side documents: Foundation also accepts a trailing comma, a leading
+    /// byte order mark and UTF-16 or UTF-32 text (the scanner keeps to the RFC and to UTF-8), and refuses text the
+    /// scanner leaves to the decoders that read strings and numbers later (invalid UTF-8, unpaired surrogate
+    /// escapes, numbers out of `Double`'s range).
     static func checkEnvelopeScanner(_ bytes: [UInt8]) throws(Violation) {
         var members: [JSONEnvelopeScanner.Member] = []
         let failure: JSONEnvelopeScanner.Failure? = bytes.withUnsafeBytes { buffer in
@@ -462,7 +462,14 @@ enum VarlinkFuzzChecks {
         do {
             parameters = try call.decodeParameters(as: JSONValue.self)
         } catch {
-            try checkInvalidParameter(error, decoding: "JSONValue")
+            // `JSONValue` takes any shape, so the failure is in a value that is there: the parameter named must be
+            // one of the top-level members (whose key may be the empty string) or the parameters as a whole.
+            let start = call.message.startIndex
+            let parametersText = call.parameters.map { range in
+                [UInt8](call.message[(start + range.lowerBound)..<(start + range.upperBound)])
+            }
+            let present = Set(scannedMembers(parametersText ?? []).compactMap(\.key) + ["parameters"])
+            try checkInvalidParameter(error, decoding: "JSONValue", naming: present)
             return
         }
         if case .object(let object)? = reference, uniqueKeys {
@@ -522,9 +529,16 @@ enum VarlinkFuzzChecks {
         }
     }
 
-    private static func checkInvalidParameter(_ error: VarlinkError, decoding type: String) throws(Violation) {
+    /// The error is `InvalidParameter` with a description, naming one of `parameters` when given, else a non-empty
+    /// name (a typed decoder may name a member that is missing).
+    private static func checkInvalidParameter(
+        _ error: VarlinkError,
+        decoding type: String,
+        naming parameters: Set<String>? = nil
+    ) throws(Violation) {
         guard error.name == VarlinkError.Name.invalidParameter, let parameter = error.stringParameter("parameter"),
-            !parameter.isEmpty, let description = error.stringParameter("description"), !description.isEmpty
+            parameters?.contains(parameter) ?? !parameter.isEmpty,
+            let description = error.stringParameter("description"), !description.isEmpty
         else { throw Violation("decoding \(type) failed with \(error), not InvalidParameter naming a parameter") }
     }
 
