@@ -22,7 +22,7 @@ public enum ManifestParser {
     public static func parse(_ data: Data, file: String, format: Format) throws(ManifestError) -> Manifest {
         // Foundation's XML property list reader stops the process (a fatal error, not a thrown one) on some invalid
         // UTF-8, such as a 0xFF byte followed by a few others inside <integer>. An XML manifest is UTF-8 text anyway,
-        // so anything else is refused before Foundation reads it; binary property lists are left to their reader.
+        // so anything else is refused before Foundation reads it, with a message that says so.
         if format == .propertyList, !data.starts(with: "bplist".utf8), String(validating: data, as: UTF8.self) == nil {
             throw ManifestError(
                 file: file, key: nil, problem: "is neither a binary property list nor UTF-8 text",
@@ -31,15 +31,36 @@ public enum ManifestParser {
         let raw: RawManifest
         do {
             switch format {
-            case .propertyList: raw = try PropertyListDecoder().decode(RawManifest.self, from: data)
+            case .propertyList:
+                raw = try PropertyListDecoder().decode(RawManifest.self, from: wellFormedPropertyList(data, file: file))
             case .json: raw = try JSONDecoder().decode(RawManifest.self, from: data)
             }
+        } catch let error as ManifestError {
+            throw error
         } catch let error as DecodingError {
             throw describe(error, file: file, format: format)
         } catch {
             throw ManifestError(file: file, key: nil, problem: "cannot be read (\(error))", fix: "write a valid manifest")
         }
         return try validate(raw, file: file)
+    }
+
+    /// The property list in `data` as CoreFoundation reads it, written back as a binary property list.
+    ///
+    /// FoundationEssentials' own property list readers, behind `PropertyListDecoder`, stop the process on some
+    /// malformed input instead of throwing: for example a binary property list whose UTF-16 string runs past the end
+    /// of the data (found by the manifest-plist fuzz target). CoreFoundation's reader, behind
+    /// `PropertyListSerialization`, refuses such input; what it accepts it writes back well formed, and only that
+    /// reaches the decoder, which keeps its precise messages for wrong types and missing keys.
+    static func wellFormedPropertyList(_ data: Data, file: String) throws(ManifestError) -> Data {
+        do {
+            let object = try PropertyListSerialization.propertyList(from: data, format: nil)
+            return try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
+        } catch {
+            throw ManifestError(
+                file: file, key: nil, problem: "is not a valid property list",
+                fix: "check the file's syntax (for a property list: `plutil -lint` or an XML validator)")
+        }
     }
 
     static func validate(_ raw: RawManifest, file: String) throws(ManifestError) -> Manifest {
