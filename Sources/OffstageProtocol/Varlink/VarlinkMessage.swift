@@ -425,9 +425,9 @@ public enum VarlinkCodec {
     /// `InvalidParameter` for a failure to decode a call's parameters: the parameter is the first field of the
     /// failing path, the description names the whole path and what was expected there.
     static func invalidParameter(for error: DecodingError) -> VarlinkError {
-        let (path, text) = describe(error)
-        var keys = path
-        if keys.first == "parameters" { keys.removeFirst() }
+        // The decoder only ever sees the parameters' own bytes, so the path starts at a parameter's name, even when
+        // that name is "parameters".
+        let (keys, text) = describe(error)
         guard let parameter = keys.first else {
             return .invalidParameter("parameters", description: "parameters: \(text)")
         }
