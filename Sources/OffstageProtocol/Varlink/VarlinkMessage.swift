@@ -437,7 +437,11 @@ public enum VarlinkCodec {
     /// The coding path (with the key that was not found, when one was not) and a sentence saying what was wrong.
     static func describe(_ error: DecodingError) -> (path: [String], text: String) {
         func keys(_ context: DecodingError.Context) -> [String] {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            // An array index is "[i]". A dictionary key made of digits has an intValue too (the standard library's
+            // dictionary coding key parses it), but its stringValue is the key itself: it is a name, not an index.
+            context.codingPath.map { key in
+                key.intValue.map { String($0) == key.stringValue ? key.stringValue : "[\($0)]" } ?? key.stringValue
+            }
         }
         switch error {
         case .keyNotFound(let key, let context):
