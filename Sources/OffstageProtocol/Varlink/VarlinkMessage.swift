@@ -438,9 +438,10 @@ public enum VarlinkCodec {
     static func describe(_ error: DecodingError) -> (path: [String], text: String) {
         func keys(_ context: DecodingError.Context) -> [String] {
             // An array index is "[i]". A dictionary key made of digits has an intValue too (the standard library's
-            // dictionary coding key parses it), but its stringValue is the key itself: it is a name, not an index.
+            // dictionary coding key parses it), but its stringValue is the key itself and reads as that number,
+            // whereas an index's reads "Index i": a key that reads as a number is a name, not an index.
             context.codingPath.map { key in
-                key.intValue.map { String($0) == key.stringValue ? key.stringValue : "[\($0)]" } ?? key.stringValue
+                key.intValue.map { Int(key.stringValue) == nil ? "[\($0)]" : key.stringValue } ?? key.stringValue
             }
         }
         switch error {
