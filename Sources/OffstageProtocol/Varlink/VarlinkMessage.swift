@@ -226,7 +226,11 @@ public enum VarlinkCodec {
                         guard case .string(let hasEscapes) = member.kind else {
                             throw .init(offset: member.value.lowerBound, reason: "method")
                         }
-                        method = string(member.value, hasEscapes: hasEscapes, in: bytes)
+                        // Escapes that decode to no text (an unpaired surrogate) must not read as "no method".
+                        guard let text = string(member.value, hasEscapes: hasEscapes, in: bytes) else {
+                            throw .init(offset: member.value.lowerBound, reason: "method text")
+                        }
+                        method = text
                     case "more": more = try flag(member, "more")
                     case "oneway": oneway = try flag(member, "oneway")
                     case "upgrade": upgrade = try flag(member, "upgrade")
@@ -314,7 +318,14 @@ public enum VarlinkCodec {
                         guard case .string(let hasEscapes) = member.kind else {
                             throw .init(offset: member.value.lowerBound, reason: "\"error\" must be a string")
                         }
-                        errorName = string(member.value, hasEscapes: hasEscapes, in: bytes)
+                        // Escapes that decode to no text (an unpaired surrogate) must not make an error reply read
+                        // as a successful one.
+                        guard let name = string(member.value, hasEscapes: hasEscapes, in: bytes) else {
+                            throw .init(
+                                offset: member.value.lowerBound,
+                                reason: "\"error\" is not valid text: an escape in it encodes no character")
+                        }
+                        errorName = name
                     case "continues":
                         switch member.kind {
                         case .bool(let value): continues = value
@@ -380,6 +391,9 @@ public enum VarlinkCodec {
         case "method":
             return .malformedMessage(
                 reason: "\"method\" must be a string naming the method, e.g. \"org.varlink.service.GetInfo\"")
+        case "method text":
+            return .malformedMessage(
+                reason: "\"method\" is not valid text: an escape in it encodes no character (an unpaired surrogate?)")
         case "more", "oneway", "upgrade":
             return .malformedMessage(reason: "\"\(failure.reason)\": expected a boolean")
         default:
@@ -411,9 +425,9 @@ public enum VarlinkCodec {
     /// `InvalidParameter` for a failure to decode a call's parameters: the parameter is the first field of the
     /// failing path, the description names the whole path and what was expected there.
     static func invalidParameter(for error: DecodingError) -> VarlinkError {
-        let (path, text) = describe(error)
-        var keys = path
-        if keys.first == "parameters" { keys.removeFirst() }
+        // The decoder only ever sees the parameters' own bytes, so the path starts at a parameter's name, even when
+        // that name is "parameters".
+        let (keys, text) = describe(error)
         guard let parameter = keys.first else {
             return .invalidParameter("parameters", description: "parameters: \(text)")
         }
@@ -423,7 +437,12 @@ public enum VarlinkCodec {
     /// The coding path (with the key that was not found, when one was not) and a sentence saying what was wrong.
     static func describe(_ error: DecodingError) -> (path: [String], text: String) {
         func keys(_ context: DecodingError.Context) -> [String] {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            // An array index is "[i]". A dictionary key made of digits has an intValue too (the standard library's
+            // dictionary coding key parses it), but its stringValue is the key itself and reads as that number,
+            // whereas an index's reads "Index i": a key that reads as a number is a name, not an index.
+            context.codingPath.map { key in
+                key.intValue.map { Int(key.stringValue) == nil ? "[\($0)]" : key.stringValue } ?? key.stringValue
+            }
         }
         switch error {
         case .keyNotFound(let key, let context):

@@ -1,0 +1,189 @@
+// Writes the committed seed corpora, Fuzz/Corpus/<target>/, from the project's real inputs: the messages the SDK,
+// the CLI and the daemon exchange (in the exact form VarlinkCodec writes them), and the example apps' manifests in
+// every form the parser reads (XML and binary property list, JSON). Deterministic, so the corpus can be rebuilt and
+// reviewed: run `SWIFT_DETERMINISTIC_HASHING=1 swift Fuzz/make-seeds.swift` from the repository root after changing
+// an interface or an example. (Without that variable, dictionaries are written in a different key order each run.)
+// Seeds are starting points only; the fuzzer's own finds stay in .build-fuzz/corpus and are not committed.
+import Foundation
+
+guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == "1" else {
+    print("run as: SWIFT_DETERMINISTIC_HASHING=1 swift Fuzz/make-seeds.swift (for the same bytes on every run)")
+    exit(2)
+}
+
+let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+let corpus = root.appendingPathComponent("Fuzz/Corpus")
+
+/// Replaces the seeds of `target` with `seeds` (file name → bytes).
+func write(_ target: String, _ seeds: [(String, Data)]) throws {
+    let folder = corpus.appendingPathComponent(target)
+    try? FileManager.default.removeItem(at: folder)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    for (name, data) in seeds {
+        try data.write(to: folder.appendingPathComponent(name))
+    }
+    print("\(target): \(seeds.count) seeds")
+}
+
+func text(_ string: String) -> Data { Data(string.utf8) }
+
+// MARK: Varlink messages
+
+/// Calls as the SDK and the CLI send them: `{"method":…,"parameters":…}` with flags only when true.
+let calls: [(String, String)] = [
+    ("app-attach",
+        #"{"method":"io.offstage.App.Attach","parameters":{"launchCompleted":true,"state":"background","#
+            + #""openTasks":[{"id":3,"name":"upload"}]},"more":true}"#),
+    ("app-callback-done", #"{"method":"io.offstage.App.CallbackDone","parameters":{"id":17}}"#),
+    ("app-begin-task",
+        #"{"method":"io.offstage.App.BeginBackgroundTask","#
+            + #""parameters":{"name":"Finish download \"photos\""}}"#),
+    ("app-end-task", #"{"method":"io.offstage.App.EndBackgroundTask","parameters":{"id":18446744073709551615}}"#),
+    ("app-time-remaining", #"{"method":"io.offstage.App.BackgroundTimeRemaining","parameters":{}}"#),
+    ("app-submit-task",
+        #"{"method":"io.offstage.App.SubmitTask","#
+            + #""parameters":{"request":{"identifier":"com.example.refresh","kind":"processing","#
+            + #""earliestBegin":1763900000.25,"requiresNetwork":true,"requiresExternalPower":null}}}"#),
+    ("app-fetch-interval",
+        #"{"method":"io.offstage.App.SetFetchInterval","parameters":{"interval":"seconds","#
+            + #""seconds":1.5e3}}"#),
+    ("app-complete-task",
+        #"{"method":"io.offstage.App.CompleteTask","parameters":{"run":42,"result":"newData"},"#
+            + #""oneway":true}"#),
+    ("control-install", #"{"method":"io.offstage.Control.Install","parameters":{"path":"/srv/apps/News.app"}}"#),
+    ("control-open", #"{"method":"io.offstage.Control.Open","parameters":{"id":"com.example.news"}}"#),
+    ("control-set-settings",
+        #"{"method":"io.offstage.Control.SetSettings","parameters":{"app":null,"#
+            + #""changes":{"backgroundAppRefresh":"off","lowPowerMode":"on"}}}"#),
+    ("control-log-follow",
+        #"{"method":"io.offstage.Control.Log","parameters":{"app":"com.example.news","limit":200,"#
+            + #""follow":true},"more":true}"#),
+    ("service-get-info", #"{"method":"org.varlink.service.GetInfo"}"#),
+    ("service-describe",
+        #"{"method":"org.varlink.service.GetInterfaceDescription","#
+            + #""parameters":{"interface":"io.offstage.App"},"upgrade":false}"#),
+    ("escaped-method", "{\"method\":\"io.offstage.App.\\u0047etDevice\",\"parameters\":null,\"more\":null}"),
+]
+
+/// Replies and errors as the daemon sends them.
+let replies: [(String, String)] = [
+    ("reply-attach-app",
+        #"{"parameters":{"app":{"id":"com.example.news","pid":4242,"multitaskingSupported":true,"#
+            + #""dataDirectory":"/var/lib/offstage/apps/com.example.news"}},"continues":true}"#),
+    ("reply-callback",
+        #"{"parameters":{"callback":{"id":9,"kind":"runTask","run":3,"#
+            + #""taskIdentifier":"com.example.refresh","taskKind":"refresh","deadline":1763900030.5}},"#
+            + #""continues":true}"#),
+    ("reply-begin", #"{"parameters":{"id":7,"timeRemaining":29.999}}"#),
+    ("reply-empty", #"{"parameters":{}}"#),
+    ("error-invalid-parameter",
+        #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"id","#
+            + #""description":"id: expected a non-negative integer"}}"#),
+    ("error-not-permitted",
+        #"{"error":"io.offstage.App.NotPermitted","#
+            + #""parameters":{"message":"the manifest does not declare fetch","#
+            + #""fix":"add fetch to UIBackgroundModes"}}"#),
+    ("error-too-large",
+        #"{"error":"io.offstage.Protocol.MessageTooLarge","parameters":{"limit":1048576,"#
+            + #""description":"A message was longer than 1048576 bytes"}}"#),
+]
+
+/// JSON that is not an envelope, for the scanner's grammar: every kind of value, escapes, numbers, nesting.
+let grammar: [(String, String)] = [
+    ("empty-object", "{}"),
+    ("whitespace", " \t\r\n{ \"a\" : [ ] , \"b\" : { } } \n"),
+    ("escapes", #"{"s":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","\u006b":"v"}"#),
+    ("numbers", #"{"n":[0,-0,1.5,-2.25e-3,6.02E+23,1e308,123456789012345678901234567890]}"#),
+    ("literals", #"{"t":true,"f":false,"z":null}"#),
+    ("nested", #"{"a":[{"b":[{"c":[[[]]]}]}]}"#),
+    ("not-an-object", #"[1,"two",{"three":3}]"#),
+    ("utf8", "{\"κλειδί\":\"τιμή ✓\"}"),
+]
+
+/// An object holding `arrays` nested arrays: 511 is the deepest the scanner accepts (the object is level 1 of 512),
+/// 512 the shallowest it refuses; Foundation must agree on both sides of the limit.
+func nested(_ arrays: Int) -> String {
+    #"{"a":"# + String(repeating: "[", count: arrays) + String(repeating: "]", count: arrays) + "}"
+}
+
+let messages = calls + replies
+try write("varlink-codec", messages.map { ($0.0, text($0.1)) } + grammar.prefix(4).map { ($0.0, text($0.1)) })
+try write(
+    "json-envelope",
+    (messages.prefix(6) + replies.prefix(2) + grammar + [("depth-512", nested(511)), ("depth-513", nested(512))])
+        .map { ($0.0, text($0.1)) })
+
+/// A framing input: one byte for the limit (`limit` 1…128 is written as `limit - 1`), two for the seed of the read
+/// pattern, then the stream.
+func framing(limit: Int, seed: (UInt8, UInt8), _ stream: [String], tail: String = "") -> Data {
+    var bytes: [UInt8] = [UInt8(limit - 1), seed.0, seed.1]
+    for message in stream { bytes += Array(message.utf8) + [0] }
+    bytes += Array(tail.utf8)
+    return Data(bytes)
+}
+
+/// A framing input with the limit byte given as is (128 and above: a limit of `64 * (byte - 127)` bytes).
+func framing(limitByte: UInt8, seed: (UInt8, UInt8), _ stream: [String]) -> Data {
+    var data = framing(limit: 1, seed: seed, stream)
+    data[0] = limitByte
+    return data
+}
+
+try write("varlink-framing", [
+    ("three-messages", framing(limit: 64, seed: (0, 1), [#"{"method":"a.b.C"}"#, "{}", #"{"parameters":{}}"#])),
+    ("partial-tail", framing(limit: 64, seed: (7, 3), [#"{"parameters":{"id":7}}"#], tail: #"{"method":"io.off"#)),
+    ("empty-messages", framing(limit: 8, seed: (0, 0), ["", "", "{}", ""])),
+    ("at-the-limit", framing(limit: 16, seed: (1, 2), ["0123456789abcdef", "x"])),
+    ("over-the-limit", framing(limit: 16, seed: (3, 4), ["short", "0123456789abcdefg", "never delivered"])),
+    ("long-unterminated", framing(limit: 32, seed: (9, 9), ["ok"], tail: String(repeating: "y", count: 40))),
+    ("real-calls", framing(limitByte: 130, seed: (5, 5), calls.prefix(5).map(\.1))),
+    ("real-replies", framing(limitByte: 128, seed: (2, 8), replies.map(\.1))),
+])
+
+// MARK: Manifests
+
+/// The example apps' manifests as committed, plus one that uses every key of MAN-1.
+var plists: [(String, Data)] = []
+let examples = root.appendingPathComponent("Examples")
+for name in try FileManager.default.contentsOfDirectory(atPath: examples.path).sorted() {
+    let file = examples.appendingPathComponent(name).appendingPathComponent("Info.plist")
+    if let data = try? Data(contentsOf: file) { plists.append((name, data)) }
+}
+let everyKey: [String: Any] = [
+    "CFBundleIdentifier": "com.example.every-key",
+    "CFBundleExecutable": "EveryKey",
+    "UIBackgroundModes": ["audio", "location", "voip", "fetch", "remote-notification", "processing",
+                          "external-accessory", "bluetooth-central", "bluetooth-peripheral", "newsstand-content"],
+    "BGTaskSchedulerPermittedIdentifiers": ["com.example.refresh", "com.example.cleanup"],
+    "UIApplicationExitsOnSuspend": false,
+    "OffstageLinux": [
+        "Arguments": ["--verbose", "--cache=/tmp/x y"],
+        "Environment": ["LANG": "C.UTF-8", "FEATURE": "on"],
+        "MemoryLimitMB": 256,
+    ] as [String: Any],
+]
+plists.append(("EveryKey", try PropertyListSerialization.data(fromPropertyList: everyKey, format: .xml, options: 0)))
+
+var plistSeeds: [(String, Data)] = []
+var jsonSeeds: [(String, Data)] = []
+for (name, data) in plists {
+    plistSeeds.append(("\(name)-xml.plist", data))
+    let object = try PropertyListSerialization.propertyList(from: data, format: nil)
+    let binary = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
+    plistSeeds.append(("\(name)-binary.plist", binary))
+    jsonSeeds.append(("\(name).json", try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])))
+}
+// Refusals the parser must explain (MAN-2): a wrong type, an unknown mode, a missing key.
+plistSeeds.append(("wrong-type-xml.plist", text("""
+    <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key>\
+    <string>a.b</string><key>CFBundleExecutable</key><string>x</string><key>UIBackgroundModes</key>\
+    <string>fetch</string><key>OffstageLinux</key><dict><key>MemoryLimitMB</key><integer>-1</integer></dict>\
+    </dict></plist>
+    """)))
+jsonSeeds.append(
+    ("unknown-mode.json",
+     text(#"{"CFBundleIdentifier":"a.b","CFBundleExecutable":"x","UIBackgroundModes":["teleport"]}"#)))
+jsonSeeds.append(
+    ("missing-executable.json", text(#"{"CFBundleIdentifier":"a.b","OffstageLinux":{"Environment":{"A":"1"}}}"#)))
+try write("manifest-plist", plistSeeds)
+try write("manifest-json", jsonSeeds)
