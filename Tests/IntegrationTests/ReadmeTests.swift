@@ -41,6 +41,12 @@ struct ReadmeTests {
         defer {
             for pid in pids where ProcessProbe.isAlive(pid) { kill(pid, SIGKILL) }
             try? fileManager.removeItem(at: root)
+            // SwiftPM leaves lock files in the temporary folder named after the package's paths: ours go too.
+            let prefix = root.path.replacingOccurrences(of: "/", with: "_")
+            let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+            for name in (try? fileManager.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+                try? fileManager.removeItem(at: temporary.appendingPathComponent(name))
+            }
         }
 
         // A newcomer's shell: the binaries on PATH, a home of its own, no runtime folder and no Offstage variables.
