@@ -33,11 +33,7 @@ struct AcknowledgedState {
         switch installation(id) {
         case .known(true): break
         case .known(false): appSettings[id] = Self.appDefaults.mapValues { .known($0) }
-        case .uncertain:
-            let defaults = Self.appDefaults
-            appSettings[id] = Dictionary(uniqueKeysWithValues: defaults.map { name, value in
-                (name, appSettings[id]?[name] == .known(value) ? .known(value) : .uncertain)
-            })
+        case .uncertain: appSettings[id] = settingsEitherFreshOrKept(id)
         }
         installed[id] = .known(true)
     }
@@ -52,11 +48,15 @@ struct AcknowledgedState {
     /// An install or uninstall of `id` may or may not have happened.
     mutating func uncertainInstallation(_ id: String) {
         installed[id] = .uncertain
-        let defaults = Self.appDefaults
-        appSettings[id] = Dictionary(uniqueKeysWithValues: defaults.map { name, value in
+        appSettings[id] = settingsEitherFreshOrKept(id)
+        pendingRequests = pendingRequests.filter { !$0.hasPrefix(id + "/") }
+    }
+
+    /// Settings of an app that may have been installed afresh (defaults) or kept: known only where both agree.
+    func settingsEitherFreshOrKept(_ id: String) -> [String: Fact] {
+        Dictionary(uniqueKeysWithValues: Self.appDefaults.map { name, value in
             (name, appSettings[id]?[name] == .known(value) ? .known(value) : .uncertain)
         })
-        pendingRequests = pendingRequests.filter { !$0.hasPrefix(id + "/") }
     }
 
     /// Takes the daemon's answers for what was uncertain.
