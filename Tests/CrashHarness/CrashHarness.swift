@@ -280,7 +280,9 @@ final class CrashRun {
     }
 
     func cleanUp() {
-        daemon.crash()
+        // A graceful stop ends the apps and removes the daemon's cgroups, which a kill -9 leaves for re-adoption.
+        if daemon.process == nil { _ = try? daemon.start() }
+        daemon.stop()
         for pid in seenPids.union(CrashInvariants.processesRunning(under: daemon.state + "/bundles")) where CrashInvariants.isAlive(pid) {
             kill(pid, SIGKILL)
         }
