@@ -42,13 +42,9 @@ public final class Application {
         offstage_line_buffer_output()
         let application = Application.shared
         application.delegate = delegate
-        application.link.start { callback in
-            // The main queue keeps callbacks in the order they arrived (a Task could reorder them).
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated { Application.shared.handle(callback) }
-            }
-        }
-        dispatchMain()
+        application.link.start()
+        // Callbacks are read and handled on the main thread itself, in the order they arrived.
+        MainLoop.run(link: application.link) { callback in application.handle(callback) }
     }
 
     // MARK: Background tasks (SPEC BT)

@@ -26,6 +26,7 @@ final class DaemonLink: Sendable {
     let environment: [String: String]
     private let state = Mutex(State())
     private let requests = Mutex<VarlinkConnection?>(nil)
+    private let attached = Mutex<AttachedStream?>(nil)
     /// How long a request may wait for the daemon.
     static let requestTimeout: Duration = .seconds(10)
 
@@ -41,14 +42,27 @@ final class DaemonLink: Sendable {
 
     // MARK: Attach stream
 
-    /// Starts the thread that keeps the callback stream attached.
-    func start(onCallback: @escaping @Sendable (AppInterface.CallbackMessage) -> Void) {
-        let thread = Thread { [self] in self.attachLoop(onCallback) }
+    /// Starts the thread that keeps the callback stream attached: it connects, attaches, hands the stream to the
+    /// main loop (``MainLoop``), which reads the callbacks, and reconnects when the main loop gives it back.
+    func start() {
+        let thread = Thread { [self] in self.attachLoop() }
         thread.name = "offstage.attach"
         thread.start()
     }
 
-    private func attachLoop(_ onCallback: @escaping @Sendable (AppInterface.CallbackMessage) -> Void) {
+    /// The stream the main loop reads, once attached.
+    func attachedStream() -> AttachedStream? {
+        attached.withLock { $0 }
+    }
+
+    /// The main loop is done with `stream` (it ended or failed): the attach thread reconnects.
+    func streamEnded(_ stream: AttachedStream) {
+        attached.withLock { if $0 === stream { $0 = nil } }
+        stream.connection.close()
+        stream.ended.signal()
+    }
+
+    private func attachLoop() {
         var delay = 0.05
         var waitingReported = false
         while true {
@@ -61,16 +75,24 @@ final class DaemonLink: Sendable {
                         openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) })
                 }
                 let replies = try connection.callMore(AppInterface.Method.attach, report, as: AppInterface.AttachReply.self)
+                // The first reply says who the app is; callbacks that come with it or before go to the main loop
+                // with the stream.
+                var early: [AppInterface.CallbackMessage] = []
                 while let reply = try replies.next() {
-                    if let app = reply.app {
-                        state.withLock {
-                            $0.app = app
-                            $0.attached = true
-                        }
-                        delay = 0.05
-                        waitingReported = false
+                    if let callback = reply.callback { early.append(callback) }
+                    guard let app = reply.app else { continue }
+                    state.withLock {
+                        $0.app = app
+                        $0.attached = true
                     }
-                    if let callback = reply.callback { onCallback(callback) }
+                    delay = 0.05
+                    waitingReported = false
+                    let stream = AttachedStream(connection: connection, replies: replies, earlyCallbacks: early)
+                    attached.withLock { $0 = stream }
+                    // Wakes the main loop, which polls the new stream from now on.
+                    DispatchQueue.main.async {}
+                    stream.ended.wait()
+                    break
                 }
             } catch let error as VarlinkError where error.name.hasSuffix(".NotAnApp") || error.name.hasSuffix(".AlreadyRunning") {
                 // Retrying cannot help: this executable is not an installed app, or the app already runs.
@@ -218,5 +240,31 @@ final class DaemonLink: Sendable {
             return reply.multitaskingSupported
         }
         return state.withLock { $0.app?.multitaskingSupported } ?? true
+    }
+}
+
+/// A callback stream attached to the daemon, read by the main loop.
+final class AttachedStream: Sendable {
+    let connection: VarlinkConnection
+    let replies: VarlinkReplyStream<AppInterface.AttachReply>
+    /// Signalled by the main loop when the stream has ended or failed.
+    let ended = DispatchSemaphore(value: 0)
+    private let early: Mutex<[AppInterface.CallbackMessage]>
+
+    init(
+        connection: VarlinkConnection, replies: VarlinkReplyStream<AppInterface.AttachReply>,
+        earlyCallbacks: [AppInterface.CallbackMessage]
+    ) {
+        self.connection = connection
+        self.replies = replies
+        self.early = Mutex(earlyCallbacks)
+    }
+
+    /// The callbacks that came with the first reply, once.
+    func takeEarlyCallbacks() -> [AppInterface.CallbackMessage] {
+        early.withLock { callbacks in
+            defer { callbacks = [] }
+            return callbacks
+        }
     }
 }

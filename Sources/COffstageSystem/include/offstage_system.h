@@ -145,6 +145,15 @@ int offstage_spawn(
     offstage_spawn_failure *failure
 );
 
+// MARK: - The main dispatch queue, run by a loop of our own
+
+// libdispatch's hooks for a run loop that owns the main thread (Foundation's run loop uses the same): the main
+// queue's wake-up descriptor (an eventfd on Linux, readable when work was queued) and the call that runs the work
+// queued so far on the calling (main) thread. Declared here only: referencing them links libdispatch, which
+// every target that imports Dispatch links anyway.
+int _dispatch_get_main_queue_handle_4CF(void);
+void _dispatch_main_queue_callback_4CF(void *message);
+
 #ifdef __cplusplus
 }
 #endif

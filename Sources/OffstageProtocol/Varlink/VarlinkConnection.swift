@@ -128,6 +128,10 @@ public final class VarlinkConnection: Sendable {
         }
     }
 
+    /// The socket, for a caller that waits for it to be readable with `poll()` or `epoll` before calling
+    /// ``VarlinkReplyStream/nextIfReady()``. Read it only through the connection, and never close it.
+    public var fileDescriptor: Int32 { fd }
+
     /// Whether the connection can no longer be used: closed, timed out, or closed by the service.
     public var isClosed: Bool {
         closedFlag.load(ordering: .acquiring)
@@ -237,13 +241,28 @@ public final class VarlinkConnection: Sendable {
         method: String,
         timeout: Duration?
     ) throws -> sending R? {
-        let deadline = Deadline(timeout)
-        return try state.withLock { state throws -> R? in
-            guard let stream = state.stream, stream.token == token else { return nil }
+        switch try nextReply(token: token, method: method, deadline: Deadline(timeout), onlyIfReady: false) as VarlinkStreamRead<R> {
+        case .reply(let reply): reply
+        case .ended, .notYet: nil
+        }
+    }
+
+    /// The next reply of the stream `token`; with `onlyIfReady`, `.notYet` instead of waiting for one.
+    fileprivate func nextReply<R: Decodable>(
+        token: UInt64,
+        method: String,
+        deadline: Deadline?,
+        onlyIfReady: Bool
+    ) throws -> sending VarlinkStreamRead<R> {
+        try state.withLock { state throws -> VarlinkStreamRead<R> in
+            guard let stream = state.stream, stream.token == token else { return .ended }
             if let reason = state.closedReason { throw VarlinkConnectionError.closed(reason: reason) }
             let reply: VarlinkReplyMessage<R>
             do {
-                reply = try receive(state: &state, method: method, deadline: deadline)
+                guard let received: VarlinkReplyMessage<R> = try receive(
+                    state: &state, method: method, deadline: deadline, onlyIfReady: onlyIfReady)
+                else { return .notYet }
+                reply = received
             } catch {
                 setStream(&state, nil)
                 throw error
@@ -251,7 +270,7 @@ public final class VarlinkConnection: Sendable {
             switch reply {
             case .reply(let result, let continues):
                 if !continues { setStream(&state, nil) }
-                return result
+                return .reply(result)
             case .error(let error):
                 setStream(&state, nil)
                 throw error
@@ -357,6 +376,17 @@ public final class VarlinkConnection: Sendable {
         method: String,
         deadline: Deadline?
     ) throws -> VarlinkReplyMessage<R> {
+        // Without `onlyIfReady`, receiving waits until a whole reply is there.
+        try receive(state: &state, method: method, deadline: deadline, onlyIfReady: false)!
+    }
+
+    /// The next reply; with `onlyIfReady`, nil instead of waiting when no whole reply has arrived yet.
+    private func receive<R: Decodable>(
+        state: inout State,
+        method: String,
+        deadline: Deadline?,
+        onlyIfReady: Bool
+    ) throws -> VarlinkReplyMessage<R>? {
         while true {
             let decoded: Result<VarlinkReplyMessage<R>, any Error>?
             do {
@@ -376,9 +406,11 @@ public final class VarlinkConnection: Sendable {
             }
             if let deadline { try wait(for: Int16(POLLIN), until: deadline, state: &state, method: method) }
             var result = 0
-            let flags = deadline == nil ? Int32(0) : Int32(MSG_DONTWAIT)
+            var code: Int32 = 0
+            let flags = deadline == nil && !onlyIfReady ? Int32(0) : Int32(MSG_DONTWAIT)
             _ = state.framing.readIntoFreeSpace(minimumFreeSpace: 4096) { buffer in
                 result = recv(fd, buffer.baseAddress, buffer.count, flags)
+                if result < 0 { code = errno }
                 return max(result, 0)
             }
             if result > 0 { continue }
@@ -386,7 +418,8 @@ public final class VarlinkConnection: Sendable {
                 fail(&state, reason: "the service closed the connection")
                 throw VarlinkConnectionError.disconnected(method: method)
             }
-            switch errno {
+            if onlyIfReady && (code == EAGAIN || code == EWOULDBLOCK) { return nil }
+            switch code {
             case EINTR, EAGAIN, EWOULDBLOCK:
                 continue
             case ECONNRESET:
@@ -482,10 +515,29 @@ public final class VarlinkReplyStream<R: Decodable>: Sendable {
         try connection.nextReply(token: token, method: method, timeout: timeout)
     }
 
+    /// The next reply if a whole one has arrived, without waiting: for a caller that waits for the socket itself
+    /// (with `poll()` on ``VarlinkConnection/fileDescriptor``) on a thread that must not block, such as an app's main
+    /// thread. Call it until it returns `.notYet`: several replies may arrive in one read.
+    ///
+    /// - Throws: as ``next(timeout:)``; the connection is closed when the service closes its end.
+    public func nextIfReady() throws -> sending VarlinkStreamRead<R> {
+        try connection.nextReply(token: token, method: method, deadline: nil, onlyIfReady: true)
+    }
+
     /// Stops reading: the connection is closed, since the service may still send replies to this call.
     public func cancel() {
         connection.cancelStream(token: token, method: method)
     }
+}
+
+/// What ``VarlinkReplyStream/nextIfReady()`` found.
+public enum VarlinkStreamRead<R> {
+    /// A reply of the stream.
+    case reply(R)
+    /// No whole reply has arrived yet: wait for the socket to be readable, then ask again.
+    case notYet
+    /// The stream has ended (its last reply was read before).
+    case ended
 }
 
 /// A point in monotonic time by which a call must complete.
