@@ -44,6 +44,68 @@ struct LifecycleTests {
         #expect(sim.core.nextDeadline == nil, "a suspended app leaves nothing to wake up for")
     }
 
+    @Test("LC-2: leaving the foreground sends will-resign-active and did-enter-background together; frozen once both returned")
+    func leavingPairGoesOutTogether() throws {
+        var configuration = CoreConfiguration()
+        configuration.suspendDelay = 0
+        var sim = makeSimulation(
+            configuration: configuration, a: AppBehavior().on("willResignActive", .takes(.milliseconds(300))))
+        try sim.openAndSettle(appA)
+        var core = sim.core
+        let pid = try #require(core.apps[appA]?.process?.pid)
+        let start = sim.now
+        let actions = core.home(at: start)
+        let delivered = actions.compactMap { action -> Callback? in
+            if case .deliver(appA, pid, let callback) = action { return callback }
+            return nil
+        }
+        // One round trip to the app, not two: both go out with the Home, in order.
+        #expect(delivered.map(\.kind) == [.willResignActive, .didEnterBackground])
+        #expect(delivered.first?.deadline == start + .seconds(double: configuration.callbackTimeout))
+        #expect(delivered.last?.deadline
+            == start + .seconds(double: configuration.callbackTimeout + configuration.didEnterBackgroundTimeout))
+        #expect(!actions.contains { if case .freeze = $0 { true } else { false } })
+        // The first answer alone does not freeze; the second does.
+        let afterFirst = core.callbackCompleted(appA, pid: pid, callback: delivered[0].id, at: start + .milliseconds(300))
+        #expect(!afterFirst.contains { if case .freeze = $0 { true } else { false } })
+        #expect(core.apps[appA]?.process?.inFlight?.id == delivered[1].id)
+        let afterSecond = core.callbackCompleted(appA, pid: pid, callback: delivered[1].id, at: start + .milliseconds(301))
+        #expect(afterSecond.contains(.freeze(appA, pid: pid)))
+
+        // In the simulation, where the app runs one handler at a time, did-enter-background starts when
+        // will-resign-active returns, and the app is frozen right after it.
+        sim.home()
+        sim.run(for: .seconds(1))
+        #expect(sim.events(of: appA, since: start) == [.callback("willResignActive"), .callback("didEnterBackground"), .frozen])
+        let resignReturned = try #require(sim.trace(of: appA).first { $0.event == .callbackReturned("willResignActive") })
+        #expect(approximately((resignReturned.at - start).inSeconds, 0.3, within: 0.001))
+    }
+
+    @Test("LC-2, LC-8: a reattach sends the pair again with the same ids; an answer to the second alone ends both")
+    func leavingPairResentOnReattach() throws {
+        var sim = makeSimulation()
+        try sim.openAndSettle(appA)
+        var core = sim.core
+        let pid = try #require(core.apps[appA]?.process?.pid)
+        let start = sim.now
+        let sent = core.home(at: start).compactMap { action -> Callback? in
+            if case .deliver(appA, pid, let callback) = action { return callback }
+            return nil
+        }
+        #expect(sent.count == 2)
+        _ = core.detached(appA, pid: pid, at: start + .milliseconds(1))
+        let again = try core.attached(
+            appA, pid: pid, report: AttachReport(launchCompleted: true, state: .active), at: start + .milliseconds(2)
+        ).compactMap { action -> Callback? in
+            if case .deliver(appA, pid, let callback) = action { return callback }
+            return nil
+        }
+        #expect(again == sent)
+        _ = core.callbackCompleted(appA, pid: pid, callback: sent[1].id, at: start + .milliseconds(3))
+        #expect(core.apps[appA]?.process?.inFlight == nil)
+        #expect(core.apps[appA]?.process?.sentBehind == nil)
+    }
+
     @Test("LC-2: opening a suspended app thaws it, then will-enter-foreground and did-become-active")
     func reopenSuspended() throws {
         var sim = makeSimulation()

@@ -35,6 +35,33 @@ struct WatchdogTests {
         #expect(sim.core.apps[appA]?.durable.lastTermination?.status == .signaled(9))
     }
 
+    @Test("LC-3: did-enter-background sent behind a slow will-resign-active gets its full 5 s from that one's return")
+    func pipelinedWatchdogCountsFromTheReturnAhead() throws {
+        var sim = makeSimulation(
+            a: AppBehavior().on("willResignActive", .takes(.seconds(3))).on("didEnterBackground", .hang))
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(12))
+        #expect(approximately(sim.seconds(from: start, to: .sigterm, of: appA), 8, within: 0.01))
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.reason
+            == .callbackTimeout(callback: "did-enter-background", seconds: 5))
+    }
+
+    @Test("LC-3: a hung will-resign-active is terminated at its own limit, with did-enter-background still waiting")
+    func hungResignWithPairBehind() throws {
+        var sim = makeSimulation(a: AppBehavior().on("willResignActive", .hang))
+        try sim.openAndSettle(appA)
+        let start = sim.now
+        sim.home()
+        sim.run(for: .seconds(12))
+        let limit = CoreConfiguration().callbackTimeout
+        #expect(approximately(sim.seconds(from: start, to: .sigterm, of: appA), limit, within: 0.01))
+        #expect(sim.core.apps[appA]?.durable.lastTermination?.reason
+            == .callbackTimeout(callback: "will-resign-active", seconds: limit))
+        #expect(!sim.events(of: appA, since: start).contains(.callback("didEnterBackground")), "the app never got past the first")
+    }
+
     @Test("LC-6: force-quit kills at once in any state and blocks background launches until opened")
     func forceQuit() throws {
         var sim = makeSimulation()

@@ -1,6 +1,7 @@
 /// Callbacks go to an app one at a time, in order: the next is sent when the previous one has returned.
 /// That keeps the core's view of what the app is doing exact, lets it drop pairs that cancel out, and means
-/// nothing is ever half-delivered to a process that is about to be frozen.
+/// nothing is ever half-delivered to a process that is about to be frozen. The one exception is a pair the app
+/// always runs back to back (``AppProcess/sentBehind``): its second callback goes out with the first.
 extension OffstageCore {
     /// Queues a callback, dropping a queued pair that cancels out (became active and resigned before the
     /// app heard of either; entered foreground and background again).
@@ -21,48 +22,92 @@ extension OffstageCore {
         guard var process = apps[id]?.process, let pid = process.pid, process.attached, !process.frozen else { return }
         if let termination = process.termination, termination.stage > .willTerminate { return }
         if process.resendInFlight, let inFlight = process.inFlight {
-            // The stream reconnected: the same callback again, same id and deadline (see `detached`).
+            // The stream reconnected: the same callbacks again, same ids and deadlines (see `detached`).
             process.resendInFlight = false
             apps[id]?.process = process
-            emit(.deliver(id, pid: pid, inFlight))
-            log(now, id, .callback, "\(inFlight.kind.description) (again, after the callback stream reconnected)")
+            for callback in [inFlight] + (process.sentBehind.map { [$0] } ?? []) {
+                emit(.deliver(id, pid: pid, callback))
+                log(now, id, .callback, "\(callback.kind.description) (again, after the callback stream reconnected)")
+            }
             return
         }
         guard process.inFlight == nil, !process.queue.isEmpty else { return }
         let kind = process.queue.removeFirst()
-        let deadline: Instant?
+        let callback = send(id, kind, &process, deadline: deadline(of: kind, process, now), now)
+        process.inFlight = callback
+        if let follower = process.queue.first, Self.runBackToBack(kind, follower), let start = callback.deadline {
+            process.queue.removeFirst()
+            process.sentBehind = send(id, follower, &process, deadline: start + timeout(for: follower), now)
+        }
+        apps[id]?.process = process
+    }
+
+    /// Whether the app always runs `second` right after `first`, so both can be sent at once: the two halves of
+    /// leaving the foreground. (Coming back is not pipelined: a did-become-active still queued behind
+    /// will-enter-foreground is dropped if the user leaves again at once, which a sent one could not be.)
+    static func runBackToBack(_ first: CallbackKind, _ second: CallbackKind) -> Bool {
+        first == .willResignActive && second == .didEnterBackground
+    }
+
+    /// When the app's handler for `kind`, sent now, must have returned.
+    func deadline(of kind: CallbackKind, _ process: AppProcess, _ now: Instant) -> Instant? {
         switch kind {
-        case .didFinishLaunching: deadline = process.launchDeadline
+        case .didFinishLaunching: process.launchDeadline
+        case .didEnterBackground: now + configuration.didEnterBackground
+        case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
+        case .backgroundTasksExpiring: nil  // the budget's end bounds it
+        case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
+        case .didBecomeActive, .willEnterForeground, .willResignActive: now + configuration.callback
+        }
+    }
+
+    /// Sends a callback of `kind`: its state change is logged as it goes out (the app's state is what the app has
+    /// been told).
+    private mutating func send(
+        _ id: AppID, _ kind: CallbackKind, _ process: inout AppProcess, deadline: Instant?, _ now: Instant
+    ) -> Callback {
+        switch kind {
         case .didEnterBackground:
-            deadline = now + configuration.didEnterBackground
             log(now, id, .state, "background", state: .background)
-        case .willTerminate: deadline = process.termination?.escalateAt ?? now + configuration.willTerminate
-        case .backgroundTasksExpiring: deadline = nil  // the budget's end bounds it
-        case .runTask, .performFetch, .taskExpiring: deadline = nil  // the run's runtime and grace bound it
-        case .didBecomeActive:
-            deadline = now + configuration.callback
-            if process.phase == .inactive {
-                process.phase = .active
-                log(now, id, .state, "active", state: .active)
-            }
-        case .willEnterForeground, .willResignActive: deadline = now + configuration.callback
+        case .didBecomeActive where process.phase == .inactive:
+            process.phase = .active
+            log(now, id, .state, "active", state: .active)
+        default:
+            break
         }
         let callback = Callback(id: CallbackID(takeNumber()), kind: kind, deadline: deadline)
-        process.inFlight = callback
-        apps[id]?.process = process
-        emit(.deliver(id, pid: pid, callback))
+        emit(.deliver(id, pid: process.pid ?? 0, callback))
         log(now, id, .callback, kind.description)
+        return callback
     }
 
     /// The app's handler for a callback returned.
     public mutating func callbackCompleted(_ id: AppID, pid: Int32, callback: CallbackID, at now: Instant) -> [CoreAction] {
         guard var process = apps[id]?.process, process.pid == pid else { return finish(now) }
+        if let behind = process.sentBehind, behind.id == callback {
+            // The SDK runs and answers them in order: an answer to the second means the app is past both handlers.
+            process.inFlight = nil
+            process.sentBehind = nil
+            process.resendInFlight = false
+            apps[id]?.process = process
+            log(now, id, .callbackDone, "\(behind.kind.description) (its answer came first)")
+            touched.insert(id)
+            return finish(now)
+        }
         guard let inFlight = process.inFlight, inFlight.id == callback else {
             log(now, id, .warning, "answer to unknown callback \(callback) ignored")
             return finish(now)
         }
-        process.inFlight = nil
-        process.resendInFlight = false
+        // The callback sent behind this one is now the one the app runs: its watchdog counts from now, as if it had
+        // been sent now (the deadline it went out with, which allowed for the one ahead, is never earlier).
+        if var behind = process.sentBehind, let deadline = behind.deadline {
+            behind.deadline = min(deadline, now + timeout(for: behind.kind))
+            process.inFlight = behind
+        } else {
+            process.inFlight = process.sentBehind
+        }
+        process.sentBehind = nil
+        if process.inFlight == nil { process.resendInFlight = false }
         if case .didFinishLaunching = inFlight.kind {
             process.launchCompleted = true
             process.launchDeadline = nil

@@ -18,10 +18,15 @@ public struct AppProcess: Hashable, Sendable {
     public var reattachDeadline: Instant?
     /// Whether the process tree is frozen.
     public var frozen: Bool = false
-    /// The callback sent and not yet answered; callbacks go one at a time, in order.
+    /// The callback sent and not yet answered; callbacks go one at a time, in order, except for `sentBehind`.
     public var inFlight: Callback?
-    /// The callback stream closed while `inFlight` was out: it is sent again, with the same id, when the app
-    /// reattaches (the SDK answers a repeated id without running the handler again).
+    /// The second of a pair the app always runs back to back (will-resign-active then did-enter-background), sent
+    /// right behind `inFlight` instead of after its answer, so leaving the foreground costs one round trip to the
+    /// app, not two. It becomes `inFlight` when `inFlight` is answered, and its watchdog then counts from that moment;
+    /// the deadline it is sent with allows for the time `inFlight` may take.
+    public var sentBehind: Callback?
+    /// The callback stream closed while `inFlight` (and `sentBehind`) were out: they are sent again, with the same
+    /// ids, when the app reattaches (the SDK answers a repeated id without running the handler again).
     public var resendInFlight = false
     /// Callbacks waiting to be sent (while launching, detached, frozen, or behind `inFlight`).
     public var queue: [CallbackKind] = []

@@ -12,6 +12,9 @@ struct SimulatedProcess: Sendable {
     var openTasks: [BackgroundTaskID: String] = [:]
     /// Events held while frozen, with the time that was left until each.
     var held: [(Duration, ProcessEvent)] = []
+    /// Callbacks delivered and not yet returned, oldest first: like an app's main thread, the process runs one
+    /// handler at a time, so a callback delivered behind another waits for it.
+    var handling: [Callback] = []
 }
 
 /// Something a simulated process does at a given time.
@@ -81,7 +84,15 @@ extension Simulation {
     }
 
     mutating func deliver(_ callback: Callback, to pid: Int32, app id: AppID) {
-        guard processes[pid] != nil else { return }
+        guard let process = processes[pid] else { return }
+        // The same callback again (after a reconnect) is dropped by id, as the SDK does.
+        guard !process.handling.contains(where: { $0.id == callback.id }) else { return }
+        processes[pid]?.handling.append(callback)
+        if process.handling.isEmpty { runCallback(callback, pid: pid, app: id) }
+    }
+
+    /// Runs the handler of `callback`, the oldest the process has not returned from.
+    mutating func runCallback(_ callback: Callback, pid: Int32, app id: AppID) {
         let name = callback.kind.name
         record(id, .callback(name))
         let behavior = behavior(id)
@@ -146,7 +157,10 @@ extension Simulation {
                 errors.append(error)
             }
         case .callbackReturns(let pid, let callback):
+            processes[pid]?.handling.removeAll { $0.id == callback.id }
             record(process.app, .callbackReturned(callback.kind.name))
+            // The next callback already delivered runs now; one the answer brings is started by `deliver`.
+            if let next = processes[pid]?.handling.first { runCallback(next, pid: pid, app: process.app) }
             perform(core.callbackCompleted(process.app, pid: pid, callback: callback.id, at: now))
             if case .willTerminate = callback.kind, behavior(process.app).exitsAfterWillTerminate {
                 exitNow(pid, .exited(0))

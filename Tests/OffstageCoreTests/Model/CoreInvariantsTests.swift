@@ -68,7 +68,7 @@ struct CoreInvariantsTests {
         #expect(found(seen).contains(.noCallbackToFrozenApp))
     }
 
-    @Test("LC-2: a second callback while the first is unanswered, or a repeat under a new id")
+    @Test("LC-2: a second callback while the first is unanswered (but for a leaving pair), or a repeat under a new id")
     func oneCallbackAtATime() throws {
         let shell = try good()
         var seen = shell.observation(firedTimer: false)
@@ -77,6 +77,16 @@ struct CoreInvariantsTests {
         let repeated = Callback(id: CallbackID(99), kind: .didEnterBackground, deadline: nil)
         #expect(found(.deliver(app0, pid: 1000, repeated), shell, seen).contains(.oneCallbackAtATime))
         #expect(!found(.deliver(app0, pid: 1000, first), shell, seen).contains(.oneCallbackAtATime))
+        // Only did-enter-background may go right behind will-resign-active, and only one callback behind it.
+        let resign = Callback(id: CallbackID(97), kind: .willResignActive, deadline: nil)
+        seen.processes[1000]?.outstanding = [resign]
+        #expect(!found(.deliver(app0, pid: 1000, repeated), shell, seen).contains(.oneCallbackAtATime))
+        let active = Callback(id: CallbackID(99), kind: .didBecomeActive, deadline: nil)
+        #expect(found(.deliver(app0, pid: 1000, active), shell, seen).contains(.oneCallbackAtATime))
+        seen.processes[1000]?.outstanding = [resign, repeated]
+        let another = Callback(id: CallbackID(100), kind: .didEnterBackground, deadline: nil)
+        #expect(found(.deliver(app0, pid: 1000, another), shell, seen).contains(.oneCallbackAtATime))
+        #expect(!found(.deliver(app0, pid: 1000, repeated), shell, seen).contains(.oneCallbackAtATime))
     }
 
     @Test("LC-5: will-terminate to, or a thaw of, an app terminated while suspended")
