@@ -162,8 +162,10 @@ extension DaemonEngine {
     // MARK: Event log
 
     /// Hands the batch's log entries to the log writer: the daemon's own worker thread appends them off the event
-    /// loop, so no call waits for its log line to reach the disk; then they go to followers. While one append runs,
-    /// later entries wait and go in the next transaction together, so a busy daemon writes fewer, larger batches.
+    /// loop, so no call waits for its log line to reach the disk; then they go to followers. Entries wait
+    /// ``DaemonEngine/logWriteDelay`` (and while an append runs) and go in one transaction together, so a busy daemon
+    /// writes fewer, larger batches, and the writer thread does not compete for the CPU with the apps in the middle of
+    /// a transition. The log records what happened; it acknowledges nothing, so a crash may lose its last moment.
     func flushLog() {
         guard !pendingLog.isEmpty else { return }
         for entry in pendingLog {
@@ -173,10 +175,19 @@ extension DaemonEngine {
         }
         logBacklog.append(contentsOf: pendingLog)
         pendingLog.removeAll(keepingCapacity: true)
-        writeLogBacklog()
+        scheduleLogWrite()
     }
 
-    /// Starts an append of everything waiting, unless one is running (its completion starts the next).
+    /// Arms the append of what waits, unless one is armed or running (its completion arms the next).
+    func scheduleLogWrite() {
+        guard !logWriterBusy, logWriteScheduled == nil, !logBacklog.isEmpty else { return }
+        logWriteScheduled = eventLoop.scheduleTask(in: Self.logWriteDelay) { [self] in
+            logWriteScheduled = nil
+            writeLogBacklog()
+        }
+    }
+
+    /// Starts an append of everything waiting, unless one is running (its completion arms the next).
     func writeLogBacklog() {
         guard !logWriterBusy, !logBacklog.isEmpty else { return }
         let entries = logBacklog
@@ -189,7 +200,7 @@ extension DaemonEngine {
             case .success(let ids): publish(ids: ids, entries: entries)
             case .failure(let error): logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
             }
-            writeLogBacklog()
+            scheduleLogWrite()
         }
     }
 
@@ -197,6 +208,8 @@ extension DaemonEngine {
     /// job, just before the read, and the worker runs jobs in order, after any append already running.
     func readLog(app: AppID?, limit: Int) -> EventLoopFuture<[(Int64, LogEntry)]> {
         flushLog()
+        logWriteScheduled?.cancel()
+        logWriteScheduled = nil
         let waiting = logBacklog
         logBacklog.removeAll(keepingCapacity: true)
         let store = store

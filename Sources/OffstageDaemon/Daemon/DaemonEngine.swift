@@ -42,9 +42,14 @@ public final class DaemonEngine: @unchecked Sendable {
     /// The app each connection was identified as (identity never changes for a connection).
     var identities: [VarlinkConnectionID: (pid: Int32, identity: CallerIdentity)] = [:]
     var pendingLog: [LogEntry] = []
-    /// Log entries waiting for the log writer, and whether an append is running.
+    /// Log entries waiting for the log writer, whether an append is running, and the append that will start
+    /// ``logWriteDelay`` after the first entry came to wait.
     var logBacklog: [LogEntry] = []
     var logWriterBusy = false
+    var logWriteScheduled: Scheduled<Void>?
+    /// How long log entries wait to be appended together: the writer thread then does one transaction for a burst
+    /// (a lifecycle transition, a run of SDK calls) instead of one per input, after the burst instead of during it.
+    static let logWriteDelay: TimeAmount = .milliseconds(2)
     /// The latest durable write handed to the writer thread, until it completes; final replies wait for it.
     var durableWrite: EventLoopFuture<Void>?
     /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
