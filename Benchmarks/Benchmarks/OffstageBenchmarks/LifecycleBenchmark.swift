@@ -24,6 +24,7 @@ enum LifecycleBenchmark {
     struct Samples {
         var homeFrozen: [UInt64] = []
         var homeFrozenWithHandlers: [UInt64] = []
+        var homeAcknowledged: [UInt64] = []
         var rawFreeze: [UInt64] = []
         var openActive: [UInt64] = []
         var rawThaw: [UInt64] = []
@@ -74,7 +75,24 @@ enum LifecycleBenchmark {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 8)
         defer { buffer.deallocate() }
 
+        // The Home and Open calls go out on a connection of the benchmark's own, and their replies are read after the
+        // step: the daemon acknowledges a call once what it changed is on disk, which may be after the app is frozen,
+        // and waiting for the reply first would time the disk, not the freeze.
+        let control = try UnixSocket.connect(path: daemon.socket)
+        defer { close(control) }
+        let homeCall = try [UInt8](VarlinkCodec.encodeCall(ControlInterface.Method.home, NoParameters())) + [0]
+        let openCall = try [UInt8](VarlinkCodec.encodeCall(ControlInterface.Method.open, ControlInterface.AppParameters(id: id)))
+            + [0]
+        func send(_ call: [UInt8]) throws { try call.withUnsafeBytes { try UnixSocket.writeAll(control, $0) } }
+        func awaitReply(_ what: String) throws {
+            let length = try UnixSocket.readMessage(control, into: buffer)
+            guard length > 0 else { throw BenchError("the daemon closed the connection instead of answering \(what)") }
+            let reply = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[0..<(length - 1)]), as: UTF8.self)
+            if reply.contains("\"error\"") { throw BenchError("\(what) failed: \(reply)") }
+        }
+
         var samples = Samples()
+        var wakeups = WakeupCounter([("daemon", daemon.pid), ("app", appPid)])
         for iteration in 0..<(warmup + iterations) {
             let record = iteration >= warmup
 
@@ -88,9 +106,12 @@ enum LifecycleBenchmark {
             // Home → frozen.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
             appObserver.sync()
+            wakeups.begin(record ? "home" : nil)
             let homeStart = MonotonicClock.now()
-            try daemon.home()
+            try send(homeCall)
             let appFrozen = try appObserver.wait(frozen: true, timeoutSeconds: 5)
+            try awaitReply("Home")
+            let homeAcknowledged = MonotonicClock.now()
 
             // Raw thaw + one round trip of a callback's size.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
@@ -102,16 +123,24 @@ enum LifecycleBenchmark {
 
             // Open → did-become-active.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
+            wakeups.begin(record ? "open" : nil)
             let openStart = MonotonicClock.now()
-            try daemon.open(id)
+            try send(openCall)
             let stamp = try receiveStamp(stamps, timeoutMilliseconds: 10_000)
+            try awaitReply("Open")
 
+            if iteration == warmup + iterations - 1 {
+                // The last open's trailing work (its store write, the reply) is counted too.
+                MonotonicClock.sleep(milliseconds: gapMilliseconds)
+                wakeups.begin(nil)
+            }
             guard record else { continue }
             let handlers = (stamp.willResignActive.end - stamp.willResignActive.start)
                 + (stamp.didEnterBackground.end - stamp.didEnterBackground.start)
             let home = appFrozen.at - homeStart
             samples.homeFrozenWithHandlers.append(home)
             samples.homeFrozen.append(home - min(handlers, home))
+            samples.homeAcknowledged.append(homeAcknowledged - homeStart)
             samples.handlers.append(handlers)
             samples.rawFreeze.append(rawFrozen.at - rawStart)
             samples.openActive.append(stamp.didBecomeActive - openStart)
@@ -144,16 +173,19 @@ enum LifecycleBenchmark {
         Report.latency("  of which app handlers (resign + enter bg)", Distribution(samples.handlers))
         Report.latency("  home → will-resign-active runs", Distribution(samples.homeToResign))
         Report.latency("  did-enter-background returned → frozen", Distribution(samples.enterBackgroundToFrozen))
+        Report.latency("  home → Home acknowledged (state on disk)", Distribution(samples.homeAcknowledged))
         Report.latency("baseline: raw freeze", rawFreeze)
         Report.line("ratio home → frozen / raw freeze: p50 \(Report.ratio(homeFrozen.p50, rawFreeze.p50)), p99 \(Report.ratio(homeFrozen.p99, rawFreeze.p99))")
         Report.line("target p99 ≤ 1 ms: \(Report.verdict(homeFrozen.p99 <= 1_000_000))")
+        Report.line("thread wake-ups per home → frozen, daemon and app: \(wakeups.describe("home"))")
         Report.latency("open → did-become-active (suspended app)", openActive)
         Report.latency("  open → will-enter-foreground runs", Distribution(samples.openToWillEnterForeground))
         Report.latency("  will-enter-foreground returned → active", Distribution(samples.willEnterForegroundToActive))
         Report.latency("baseline: raw thaw + one socket round trip", rawThaw)
         Report.line("ratio open → active / raw thaw + RT: p50 \(Report.ratio(openActive.p50, rawThaw.p50)), p99 \(Report.ratio(openActive.p99, rawThaw.p99))")
         Report.line("target p99 ≤ 2 ms: \(Report.verdict(openActive.p99 <= 2_000_000))")
-        Report.line("freezes seen only by the 1 ms re-read (no notification): app \(samples.lateApp), raw \(samples.lateRaw); app already frozen when the Home reply was read: \(samples.alreadyFrozen)")
+        Report.line("thread wake-ups per open → active, daemon and app: \(wakeups.describe("open"))")
+        Report.line("freezes seen only by the 1 ms re-read (no notification): app \(samples.lateApp), raw \(samples.lateRaw); app already frozen at the first look after sending Home: \(samples.alreadyFrozen)")
     }
 
     static func receiveStamp(_ fd: Int32, timeoutMilliseconds: Int32) throws -> LifecycleStamp {
