@@ -144,9 +144,9 @@ public struct VarlinkReceivedCall: Sendable {
             return VarlinkEmpty() as! P
         }
         do {
-            guard let parameters else { return try VarlinkCodec.decoder.decode(P.self, from: VarlinkCodec.emptyObject) }
+            guard let parameters else { return try VarlinkCodec.decodeParameters(P.self, from: VarlinkCodec.emptyObject) }
             let start = message.startIndex
-            return try VarlinkCodec.decoder.decode(
+            return try VarlinkCodec.decodeParameters(
                 P.self,
                 from: message[(start + parameters.lowerBound)..<(start + parameters.upperBound)]
             )
@@ -196,7 +196,7 @@ public enum VarlinkCodec {
         oneway: Bool,
         to bytes: inout [UInt8]
     ) throws {
-        let encoded = try encoder.encode(parameters)
+        let encoded = try encodeParameters(parameters)
         bytes.reserveCapacity(bytes.count + encoded.count + method.utf8.count + 64)
         bytes.append(contentsOf: #"{"method":"#.utf8)
         appendQuoted(method, to: &bytes)
@@ -276,7 +276,7 @@ public enum VarlinkCodec {
 
     /// The JSON text of a successful reply.
     public static func encodeReply<R: Encodable>(_ parameters: R, continues: Bool = false) throws -> Data {
-        let encoded = try encoder.encode(parameters)
+        let encoded = try encodeParameters(parameters)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.count + 40)
         bytes.append(contentsOf: #"{"parameters":"#.utf8)
@@ -357,7 +357,7 @@ public enum VarlinkCodec {
         if R.self == VarlinkEmpty.self, slice == nil || parametersAreObject {
             return .reply(VarlinkEmpty() as! R, continues: continues)
         }
-        return .reply(try decoder.decode(R.self, from: slice ?? emptyObject), continues: continues)
+        return .reply(try decodeParameters(R.self, from: slice ?? emptyObject), continues: continues)
     }
 
     // MARK: Envelope helpers
