@@ -44,13 +44,27 @@ struct Apps: DaemonCommand {
 }
 
 struct Open: DaemonCommand {
-    static let configuration = CommandConfiguration(abstract: "Open an app, as the user tapping its icon.")
+    static let configuration = CommandConfiguration(
+        abstract: "Open an app, as the user tapping its icon.",
+        discussion: """
+            Returns as soon as the daemon has begun bringing the app to the front. With --wait, returns once the app \
+            is active (its did-become-active handler has returned), so the next command finds it in front.
+            """)
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Wait up to this many seconds for the app to be active.", valueName: "SECONDS"))
+    var wait: Double?
+
+    func validate() throws {
+        if let wait, !(0...3600).contains(wait) { throw ValidationError("--wait must be 0 to 3600 seconds; got \(wait)") }
+    }
 
     func run(with client: ControlClient) throws {
-        let reply = try client.call(
+        var reply = try client.call(
             ControlInterface.Method.open, ControlInterface.AppParameters(id: app), as: ControlInterface.OpenReply.self)
+        if let wait { reply.app = try waitUntilActive(client, seconds: wait, opened: reply.app) }
         let text: String
         switch (reply.app.state, reply.app.pid) {
         case ("active", let pid?): text = "opened \(app) (pid \(pid)): active"
@@ -59,6 +73,33 @@ struct Open: DaemonCommand {
         default: text = "opened \(app): it opens once its previous process has exited"
         }
         try client.output(reply.app, text: text)
+    }
+
+    /// Polls the app until it is active; fails naming its state (and how it ended, if it did) at the deadline.
+    private func waitUntilActive(
+        _ client: ControlClient, seconds: Double, opened: ControlInterface.App
+    ) throws -> ControlInterface.App {
+        let deadline = Date().addingTimeInterval(seconds)
+        var app = opened
+        while app.state != "active" {
+            guard Date() < deadline else {
+                let ended = app.lastTermination.map { "; it last ended: \($0)" } ?? ""
+                throw NotActive(
+                    description: "\(QuotedText.quote(self.app)) is \(app.state), not active after \(seconds) s\(ended); "
+                        + "see `offstage log --app \(self.app)`")
+            }
+            usleep(10_000)
+            let apps = try client.call(ControlInterface.Method.listApps, NoParameters(), as: ControlInterface.AppsReply.self)
+            guard let current = apps.apps.first(where: { $0.id == self.app }) else {
+                throw NotActive(description: "\(QuotedText.quote(self.app)) was uninstalled while it opened")
+            }
+            app = current
+        }
+        return app
+    }
+
+    struct NotActive: Error, CustomStringConvertible {
+        var description: String
     }
 }
 

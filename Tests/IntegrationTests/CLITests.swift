@@ -71,6 +71,30 @@ struct CLITests {
         }
     }
 
+    @Test("LC-2: open --wait returns once the app is active; a wait that ends first says the state and the fix")
+    func openWaitsUntilActive() throws {
+        try withDaemon { daemon in
+            try daemon.install("FiniteTask", id: "com.example.finite-task")
+            // No time to wait: a launch is never active at once, so this fails, naming the state.
+            let early = try daemon.cli(["open", "com.example.finite-task", "--wait", "0"])
+            #expect(early.status == 1)
+            #expect(early.stderr.hasPrefix("offstage: 'com.example.finite-task' is inactive, not active after 0.0 s"))
+            #expect(early.stderr.hasSuffix("see `offstage log --app com.example.finite-task`\n"))
+            try daemon.ok("home")
+            let opened = try daemon.cli(["open", "com.example.finite-task", "--wait", "10"])
+            #expect(opened.status == 0, "\(opened.stderr)")
+            #expect(opened.stdout.hasSuffix("): active\n"), "\(opened.stdout)")
+            #expect(try daemon.app("com.example.finite-task").state == "active")
+            let json = try daemon.cli(["--json", "open", "com.example.finite-task", "--wait", "10"])
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(object?["state"] as? String == "active")
+            for bad in ["-1", "3601", "soon"] {
+                let refused = try daemon.cli(["open", "com.example.finite-task", "--wait", bad])
+                #expect(refused.status == 64 && refused.stderr.contains("--wait"), "\(bad): \(refused.stderr)")
+            }
+        }
+    }
+
     @Test("Verbs print JSON with --json; status reports the freezer; log --follow streams entries as they happen")
     func jsonOutputAndFollow() throws {
         try withDaemon { daemon in
