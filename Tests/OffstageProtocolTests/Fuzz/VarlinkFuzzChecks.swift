@@ -504,6 +504,24 @@ enum VarlinkFuzzChecks {
         try checkTyped(call, as: AppInterface.AttachParameters.self)
         try checkTyped(call, as: AppInterface.BeginParameters.self)
         try checkTyped(call, as: ControlInterface.InstallParameters.self)
+        try checkSameAsFoundation(call, as: AppInterface.BeginParameters.self)
+        try checkSameAsFoundation(call, as: AppInterface.EndParameters.self)
+        try checkSameAsFoundation(call, as: AppInterface.CallbackDoneParameters.self)
+        try checkSameAsFoundation(call, as: AppInterface.AttachReply.self)
+    }
+
+    /// Types read by hand (`WireDecodable`) decide exactly as Foundation's decoder does: the same value, or a
+    /// refusal both ways.
+    private static func checkSameAsFoundation<P: Decodable & Equatable>(_ call: VarlinkReceivedCall, as type: P.Type)
+        throws(Violation)
+    {
+        let text = call.parameters.map { call.message[(call.message.startIndex + $0.lowerBound)..<(call.message.startIndex + $0.upperBound)] }
+            ?? VarlinkCodec.emptyObject
+        let ours = try? VarlinkCodec.decodeParameters(P.self, from: text)
+        let foundation = try? JSONDecoder().decode(P.self, from: text)
+        guard ours == foundation else {
+            throw Violation("\(P.self) read by hand as \(String(describing: ours)), by Foundation as \(String(describing: foundation))")
+        }
     }
 
     /// The parameters decode as a `P` that encodes and decodes back to itself, or are refused with an
