@@ -274,8 +274,16 @@ public enum VarlinkCodec {
 
     // MARK: Replies
 
-    /// The JSON text of a successful reply.
+    /// The JSON text of a successful reply. A reply that writes its own JSON (``VarlinkDirectEncodable``) does so;
+    /// any other goes through `JSONEncoder`.
     public static func encodeReply<R: Encodable>(_ parameters: R, continues: Bool = false) throws -> Data {
+        if let direct = parameters as? any VarlinkDirectEncodable {
+            var json = VarlinkDirectJSON(capacity: 256)
+            json.raw(#"{"parameters":"#)
+            try direct.appendJSON(to: &json)
+            json.raw(continues ? #","continues":true}"# : "}")
+            return Data(json.bytes)
+        }
         let encoded = try encoder.encode(parameters)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.count + 40)
