@@ -77,6 +77,7 @@ enum ScaleBenchmark {
         var restartedHWM = 0
         var pendingRequests = 0
         var tasksBytes = 0
+        var tasksCall: [UInt64] = []
         var states: [String: Int] = [:]
         var restarts: [RestartSample] = []
         var listApps: [UInt64] = []
@@ -167,8 +168,24 @@ enum ScaleBenchmark {
         figures.split = FootprintBenchmarks.split(daemon.pid)
         figures.threads = ProcReader.threads(daemon.pid).count
         for app in try daemon.apps() { figures.states[app.state, default: 0] += 1 }
-        let tasks = try RawVarlink(daemon.socket).call(ControlInterface.Method.tasks, ControlInterface.TasksParameters())
+        let tasksConnection = try RawVarlink(daemon.socket)
+        let tasksRequest = try VarlinkCodec.encodeCall(ControlInterface.Method.tasks, ControlInterface.TasksParameters())
+        var tasks: [UInt8] = []
+        for _ in 0..<5 {
+            let start = MonotonicClock.now()
+            tasks = try tasksConnection.call(tasksRequest)
+            figures.tasksCall.append(MonotonicClock.now() - start)
+        }
         figures.tasksBytes = tasks.count
+        if let keep = ProcessInfo.processInfo.environment["OFFSTAGE_SCALE_KEEP_STORE"], !keep.isEmpty {
+            // A copy of the populated store, to profile a daemon's start on it by hand.
+            try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            for suffix in ["", "-wal", "-shm"] {
+                let source = daemon.stateDirectory + "/offstage.sqlite" + suffix
+                try? FileManager.default.removeItem(atPath: keep + "/offstage.sqlite" + suffix)
+                try? FileManager.default.copyItem(atPath: source, toPath: keep + "/offstage.sqlite" + suffix)
+            }
+        }
         let decoded = try JSONDecoder().decode(Reply<ControlInterface.TasksReply>.self, from: Data(tasks)).parameters
         figures.pendingRequests = decoded.tasks.filter { $0.kind != "fetch" && $0.state == "pending" }.count
         figures.cliTasks = try runCLIOnce(daemon, ["tasks"])
@@ -366,7 +383,7 @@ enum ScaleBenchmark {
         }
 
         Report.line("built: \(installed) installs in \(String(format: "%.1f", scale.installSeconds)) s, \(installed) opens in \(String(format: "%.1f", scale.openSeconds)) s; states: \(scale.states.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))")
-        Report.line("pending task requests (io.offstage.Control.Tasks): \(scale.pendingRequests), reply \(scale.tasksBytes / 1024) kB; CLI: \(scale.cliTasks)")
+        Report.line("pending task requests (io.offstage.Control.Tasks): \(scale.pendingRequests), reply \(scale.tasksBytes / 1024) kB in \(percentiles(scale.tasksCall)); CLI: \(scale.cliTasks)")
 
         // 1. Memory.
         benchmark.measurement(Metrics.scaleRSS, scale.rss)
