@@ -48,6 +48,8 @@ let package = Package(
                 "OffstageBenchHelper",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "offstaged", package: "Offstage"),
+                // The CLI, which the scale benchmark times end to end (`offstage apps`).
+                .product(name: "offstage", package: "Offstage"),
                 .product(name: "OffstageProtocol", package: "Offstage"),
                 .product(name: "OffstageCore", package: "Offstage"),
             ],

@@ -7,10 +7,14 @@ struct ControlClient {
     let socketPath: String
     let json: Bool
 
+    /// The largest reply the CLI reads. The protocol's default (1 MiB) is too small for what a full phone lists:
+    /// `tasks` with 10,000 pending requests is about 6 MB, a full event log (100,000 entries) about 20 MB.
+    static let maximumReplySize = 64 << 20
+
     func call<Parameters: Encodable, Reply: Decodable>(
         _ method: String, _ parameters: Parameters, as type: Reply.Type = EmptyReply.self
     ) throws -> Reply {
-        let connection = try VarlinkConnection(path: socketPath)
+        let connection = try VarlinkConnection(path: socketPath, maximumMessageSize: Self.maximumReplySize)
         defer { connection.close() }
         return try connection.call(method, parameters, as: type, timeout: .seconds(60))
     }
@@ -19,7 +23,7 @@ struct ControlClient {
     func stream<Parameters: Encodable, Reply: Decodable>(
         _ method: String, _ parameters: Parameters, as type: Reply.Type, _ body: (Reply) throws -> Void
     ) throws {
-        let connection = try VarlinkConnection(path: socketPath)
+        let connection = try VarlinkConnection(path: socketPath, maximumMessageSize: Self.maximumReplySize)
         defer { connection.close() }
         let replies = try connection.callMore(method, parameters, as: type)
         while let reply = try replies.next() { try body(reply) }

@@ -53,11 +53,7 @@ final class DaemonFixture: @unchecked Sendable {
 
     /// Starts the daemon and waits until it answers `Status`.
     func start() throws {
-        let process = try ChildProcess(
-            try Products.path("offstaged"),
-            ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/config.json"],
-            outputPath: root + "/daemon.log")
-        daemon = process
+        let process = try spawn()
         let deadline = MonotonicClock.now() + 30_000_000_000
         while MonotonicClock.now() < deadline {
             if (try? status()) != nil { return }
@@ -68,6 +64,28 @@ final class DaemonFixture: @unchecked Sendable {
         }
         let log = (try? String(contentsOfFile: root + "/daemon.log", encoding: .utf8)) ?? ""
         throw BenchError("offstaged did not answer within 30 s; its output:\n\(log)")
+    }
+
+    /// Starts the daemon's process and returns at once, without waiting for it to answer (the restart benchmark
+    /// times from here).
+    @discardableResult
+    func spawn() throws -> ChildProcess {
+        let process = try ChildProcess(
+            try Products.path("offstaged"),
+            ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/config.json"],
+            outputPath: root + "/daemon.log")
+        daemon = process
+        return process
+    }
+
+    /// kill -9 of the daemon, then reaps it: its apps live on, its cgroups stay, and a daemon started next on the
+    /// same state folder re-adopts them (SPEC LC-8).
+    func crash() {
+        connection?.close()
+        connection = nil
+        guard let daemon else { return }
+        daemon.signal(SIGKILL)
+        daemon.wait(seconds: 10)
     }
 
     /// The daemon's pid.
@@ -142,11 +160,13 @@ final class DaemonFixture: @unchecked Sendable {
 
     // MARK: Bundles
 
-    /// A bundle folder for the probe app with id `id`, whose process gets `arguments`.
-    func probeBundle(id: String, arguments: [String] = []) throws -> String {
+    /// A bundle folder for the probe app with id `id`, whose process gets `arguments`; `extra` adds manifest keys
+    /// (background modes, permitted task identifiers).
+    func probeBundle(id: String, arguments: [String] = [], extra: [String: Any] = [:]) throws -> String {
         let folder = root + "/bundles/" + id
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var manifest: [String: Any] = ["CFBundleIdentifier": id, "CFBundleExecutable": "OffstageBenchProbe"]
+        manifest.merge(extra) { _, new in new }
         if !arguments.isEmpty { manifest["OffstageLinux"] = ["Arguments": arguments] }
         let plist = try PropertyListSerialization.data(fromPropertyList: manifest, format: .xml, options: 0)
         try plist.write(to: URL(fileURLWithPath: folder + "/Info.plist"))

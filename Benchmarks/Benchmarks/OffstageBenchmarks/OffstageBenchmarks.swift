@@ -46,6 +46,20 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Scale: 1,000 apps, 10,000 requests, 100 running",
+        configuration: once(
+            [
+                Metrics.scaleRSS, Metrics.scaleHWM, Metrics.scaleIdleRSS, Metrics.restartAnswered,
+                Metrics.restartReattached, Metrics.restartBaseline, Metrics.listAppsScale, Metrics.listAppsSmall,
+                Metrics.cliAppsScale, Metrics.cliAppsSmall, Metrics.concurrentCall, Metrics.aloneCall,
+                Metrics.concurrentRate, Metrics.aloneRate,
+            ],
+            seconds: 600)
+    ) { benchmark in
+        try ScaleBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Idle wake-ups, 60 s",
         configuration: once([Metrics.wakeups, Metrics.emptyWakeups, Metrics.tickWakeups], seconds: 300)
     ) { benchmark in

@@ -74,3 +74,56 @@ public struct LifecycleStamp: Sendable, Hashable {
     public static func == (lhs: LifecycleStamp, rhs: LifecycleStamp) -> Bool { lhs.encoded == rhs.encoded }
     public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
 }
+
+/// What one probe app measured in a round of the scale benchmark's concurrent load (`--scale --listen`): its
+/// `beginBackgroundTask`/`endBackgroundTask` calls through the SDK, each timed alone (ns), and when (CLOCK_MONOTONIC,
+/// which is system-wide) its first call started and its last one returned, so the benchmark can put the rounds of
+/// many apps on one time line.
+public struct ConcurrentCallsReport: Codable, Sendable {
+    /// The app that made the calls.
+    public var app = ""
+    /// `beginBackgroundTask` alone.
+    public var begin: [UInt64] = []
+    /// `endBackgroundTask` alone.
+    public var end: [UInt64] = []
+    /// When the first call started.
+    public var start: UInt64 = 0
+    /// When the last call returned.
+    public var finish: UInt64 = 0
+    /// Begins that returned the invalid identifier (should be 0).
+    public var invalidTasks = 0
+
+    /// An empty report.
+    public init() {}
+}
+
+/// The datagram a probe app in `--scale` mode sends once it is active: which app, its pid, how many task requests
+/// the daemon accepted through the SDK and how many it refused (with the first refusal's message).
+public struct ScaleReady: Sendable, Hashable {
+    public var app: String
+    public var pid: Int32
+    public var submitted: Int
+    public var refused: Int
+    public var firstError: String
+
+    public init(app: String, pid: Int32, submitted: Int, refused: Int, firstError: String) {
+        self.app = app
+        self.pid = pid
+        self.submitted = submitted
+        self.refused = refused
+        self.firstError = firstError
+    }
+
+    /// Tab-separated fields.
+    public var encoded: [UInt8] {
+        Array([app, String(pid), String(submitted), String(refused), firstError].joined(separator: "\t").utf8)
+    }
+
+    /// Parses ``encoded``.
+    public init?(decoding bytes: [UInt8]) {
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\t", omittingEmptySubsequences: false)
+        guard fields.count == 5, let pid = Int32(fields[1]), let submitted = Int(fields[2]), let refused = Int(fields[3])
+        else { return nil }
+        self.init(app: String(fields[0]), pid: pid, submitted: submitted, refused: refused, firstError: String(fields[4]))
+    }
+}

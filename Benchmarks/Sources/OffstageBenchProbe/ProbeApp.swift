@@ -12,17 +12,37 @@ import OffstageProtocol
 ///   sizes to the echo server at SOCKET, in alternating blocks, and writes a ``CallsReport`` to FILE.
 /// - `--lifecycle --report SOCKET`: records when its handlers run and sends a ``LifecycleStamp`` datagram to
 ///   SOCKET from each did-become-active.
+/// - `--scale --report SOCKET [--submit N] [--exit] [--hold-task] [--listen SOCKET]`: the scale benchmark's app.
+///   While launching it submits N task requests through ``TaskScheduler`` (one refresh and N − 1 processing
+///   requests, due hours ahead so none runs); once active it sends a ``ScaleReady`` datagram to SOCKET, then with
+///   `--exit` exits. With `--hold-task` it begins a background task each time it enters the background and never
+///   ends it, so it keeps running there instead of being suspended. With `--listen` it serves rounds of
+///   concurrent calls: each datagram `go COUNT FILE` on its socket makes it time COUNT
+///   `beginBackgroundTask`/`endBackgroundTask` pairs and write a ``ConcurrentCallsReport`` to FILE.
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
+    struct ScaleOptions {
+        var report: String
+        var submit: Int
+        var exit: Bool
+        var holdTask: Bool
+        var listen: String?
+    }
+
     enum Mode {
         case calls(count: Int, warmup: Int, echo: String, out: String)
         case lifecycle(report: String)
+        case scale(ScaleOptions)
         case idle
     }
 
     let mode: Mode
     var callsStarted = false
+    var scaleSubmitted = 0
+    var scaleRefused: [String] = []
+    var scaleReported = false
+    var heldTask = BackgroundTaskIdentifier.invalid
     var reportSocket: Int32 = -1
     var willEnterForeground: (UInt64, UInt64) = (0, 0)
     var willResignActive: (UInt64, UInt64) = (0, 0)
@@ -39,9 +59,48 @@ final class ProbeDelegate: ApplicationDelegate {
                 echo: echo, out: out)
         } else if arguments.contains("--lifecycle"), let report = value("--report") {
             mode = .lifecycle(report: report)
+        } else if arguments.contains("--scale"), let report = value("--report") {
+            mode = .scale(
+                ScaleOptions(
+                    report: report, submit: value("--submit").flatMap(Int.init) ?? 0, exit: arguments.contains("--exit"),
+                    holdTask: arguments.contains("--hold-task"), listen: value("--listen")))
         } else {
             mode = .idle
         }
+    }
+
+    func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+        guard case .scale(let options) = mode else { return true }
+        if let listen = options.listen {
+            // Bound before launching finishes, so the benchmark can send to it as soon as the app is active.
+            do {
+                let socket = try UnixSocket.bindDatagram(path: listen)
+                Thread.detachNewThread { ConcurrentCalls(socket: socket).serve() }
+            } catch {
+                print("probe: cannot listen at \(listen): \(error)")
+            }
+        }
+        // Requests due two hours ahead and later: the scheduler keeps them pending, as most requests of a phone are.
+        for index in 0..<options.submit {
+            let identifier = ScaleManifest.identifier(index)
+            let request: TaskRequest
+            if index == 0 {
+                request = AppRefreshTaskRequest(identifier: identifier)
+            } else {
+                let processing = ProcessingTaskRequest(identifier: identifier)
+                processing.requiresExternalPower = index % 2 == 0
+                processing.requiresNetworkConnectivity = index % 3 == 0
+                request = processing
+            }
+            request.earliestBeginDate = Date(timeIntervalSinceNow: 7_200 + Double(index) * 600)
+            do {
+                try TaskScheduler.shared.submit(request)
+                scaleSubmitted += 1
+            } catch {
+                scaleRefused.append("\(identifier): \(error)")
+            }
+        }
+        return true
     }
 
     // The handlers take their timestamps first and last, so what they report is the app's own time and the rest
@@ -50,6 +109,22 @@ final class ProbeDelegate: ApplicationDelegate {
     func applicationDidBecomeActive(_ application: Application) {
         let now = MonotonicClock.now()
         switch mode {
+        case .scale(let options):
+            guard !scaleReported else { return }
+            scaleReported = true
+            let ready = ScaleReady(
+                app: ProcessInfo.processInfo.environment["OFFSTAGE_APP_ID"] ?? "?", pid: getpid(),
+                submitted: scaleSubmitted, refused: scaleRefused.count,
+                firstError: (scaleRefused.first ?? "").replacingOccurrences(of: "\t", with: " "))
+            do {
+                let socket = try UnixSocket.datagram()
+                try UnixSocket.send(socket, datagram: ready.encoded, to: options.report)
+                close(socket)
+            } catch {
+                print("probe: cannot report to \(options.report): \(error)")
+            }
+            // After this handler returns, so its CallbackDone goes out first.
+            if options.exit { DispatchQueue.main.async { exit(0) } }
         case .calls(let count, let warmup, let echo, let out):
             guard !callsStarted else { return }
             callsStarted = true
@@ -86,6 +161,62 @@ final class ProbeDelegate: ApplicationDelegate {
     func applicationDidEnterBackground(_ application: Application) {
         let start = MonotonicClock.now()
         didEnterBackground = (start, MonotonicClock.now())
+        if case .scale(let options) = mode, options.holdTask, heldTask == .invalid {
+            // Held until the budget runs out (the scale benchmark's daemon gives hours): the app keeps running.
+            heldTask = application.beginBackgroundTask(withName: "hold") { [self] in
+                application.endBackgroundTask(heldTask)
+                heldTask = .invalid
+            }
+        }
+    }
+}
+
+/// The identifiers the scale benchmark's apps list in their manifest and submit requests for.
+enum ScaleManifest {
+    static func identifier(_ index: Int) -> String { "bench.task\(index)" }
+}
+
+/// Rounds of concurrent SDK calls for the scale benchmark: waits for `go COUNT FILE` datagrams on its own thread and
+/// answers each with COUNT timed `beginBackgroundTask`/`endBackgroundTask` pairs, reported in FILE.
+struct ConcurrentCalls {
+    let socket: Int32
+
+    func serve() {
+        while true {
+            guard let bytes = try? UnixSocket.receiveDatagram(socket, timeoutMilliseconds: -1) else { continue }
+            let words = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+            guard words.count == 3, words[0] == "go", let count = Int(words[1]) else { continue }
+            let report = round(count)
+            let path = String(words[2])
+            do {
+                let data = try JSONEncoder().encode(report)
+                try data.write(to: URL(fileURLWithPath: path + ".tmp"))
+                rename(path + ".tmp", path)
+            } catch {
+                print("probe: cannot write \(path): \(error)")
+            }
+        }
+    }
+
+    func round(_ count: Int) -> ConcurrentCallsReport {
+        let application = Application.shared
+        var report = ConcurrentCallsReport()
+        report.app = ProcessInfo.processInfo.environment["OFFSTAGE_APP_ID"] ?? "?"
+        report.begin.reserveCapacity(count)
+        report.end.reserveCapacity(count)
+        report.start = MonotonicClock.now()
+        for _ in 0..<count {
+            let t0 = MonotonicClock.now()
+            let task = application.beginBackgroundTask(withName: "load")
+            let t1 = MonotonicClock.now()
+            application.endBackgroundTask(task)
+            let t2 = MonotonicClock.now()
+            if task == .invalid { report.invalidTasks += 1 }
+            report.begin.append(t1 - t0)
+            report.end.append(t2 - t1)
+        }
+        report.finish = MonotonicClock.now()
+        return report
     }
 }
 

@@ -1,14 +1,12 @@
 /// One timer for the whole system: the shell arms it for ``OffstageCore/nextDeadline`` and calls
 /// ``OffstageCore/advance(to:)`` when it fires. With nothing due there is no deadline and no wake-up.
 extension OffstageCore {
-    /// The earliest instant at which the core has something to do, or nil.
+    /// The earliest instant at which the core has something to do, or nil. It looks only at the apps whose process
+    /// has a deadline (kept in ``processDeadlines``), not at every installed app: the shell asks after every input.
     public var nextDeadline: Instant? {
         var earliest: Instant? = schedulerDeadline
-        for entry in apps.values {
-            guard let process = entry.process else { continue }
-            for candidate in Self.deadlines(of: process) where earliest == nil || candidate < earliest! {
-                earliest = candidate
-            }
+        for candidate in processDeadlines.values where earliest == nil || candidate < earliest! {
+            earliest = candidate
         }
         return earliest
     }
@@ -29,12 +27,27 @@ extension OffstageCore {
         return result
     }
 
+    /// Recomputes the app's entry in ``processDeadlines`` from its process as it is now.
+    mutating func refreshProcessDeadline(_ id: AppID) {
+        let earliest = apps[id]?.process.flatMap { Self.deadlines(of: $0).min() }
+        if processDeadlines[id] != earliest { processDeadlines[id] = earliest }
+    }
+
+    /// The apps whose kept earliest deadline differs from the one their process has now, though no input marked
+    /// them as changed: empty when every change to a process went through ``finish(_:)`` (the model-based tests
+    /// check this after every input, since a stale entry would be a timer armed too late or never).
+    public func processDeadlinesOutOfDate() -> [AppID] {
+        var outOfDate: [AppID] = []
+        for id in Set(apps.keys).union(processDeadlines.keys).sorted() {
+            let expected = apps[id]?.process.flatMap { Self.deadlines(of: $0).min() }
+            if processDeadlines[id] != expected { outOfDate.append(id) }
+        }
+        return outOfDate
+    }
+
     /// Does everything due at or before `now`.
     public mutating func advance(to now: Instant) -> [CoreAction] {
-        for (id, entry) in apps {
-            guard let process = entry.process else { continue }
-            if Self.deadlines(of: process).contains(where: { $0 <= now }) { touched.insert(id) }
-        }
+        for (id, deadline) in processDeadlines where deadline <= now { touched.insert(id) }
         return finish(now)
     }
 }

@@ -19,6 +19,13 @@ public struct OffstageCore: Sendable {
     var outbox: [CoreAction] = []
     /// Apps touched by the current input; settled before the actions are handed back.
     var touched: Set<AppID> = []
+    /// The earliest deadline of each app whose process has one (watchdogs, the callback in flight, the background
+    /// budget, the suspension, scheduled runs, a termination's next stage), brought up to date at the end of every
+    /// input for the apps it touched: the next deadline is found among these, not by looking at every installed app
+    /// (SPEC §11 scale).
+    var processDeadlines: [AppID: Instant] = [:]
+    /// Apps settled during the current input, whose entry in ``processDeadlines`` is recomputed as it finishes.
+    var deadlinesStale: Set<AppID> = []
 
     /// Decides when runnable background work runs (SPEC SCH-5).
     public internal(set) var policy: any SchedulingPolicy
@@ -120,6 +127,8 @@ public struct OffstageCore: Sendable {
     mutating func scheduleAgain(_ id: AppID) {
         schedulerDirty = true
         schedulingStale.insert(id)
+        // Its process may have changed too (it exited, or a run started): its deadlines are read again.
+        deadlinesStale.insert(id)
     }
 
     mutating func log(
@@ -136,13 +145,18 @@ public struct OffstageCore: Sendable {
         for _ in 0..<4 {
             while let id = touched.popFirst() {
                 settle(id, now)
-                // Whatever touched the app may have changed what its requests wait for.
+                // Whatever touched the app may have changed what its requests wait for, and its deadlines.
                 schedulingStale.insert(id)
+                deadlinesStale.insert(id)
             }
             let due = schedulerDeadline.map { $0 <= now } ?? false
             guard schedulerDirty || due else { break }
             runScheduler(now)
         }
+        // After every round, so each app's deadlines are read from its final state.
+        deadlinesStale.formUnion(touched)
+        for id in deadlinesStale { refreshProcessDeadline(id) }
+        deadlinesStale.removeAll(keepingCapacity: true)
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox
     }

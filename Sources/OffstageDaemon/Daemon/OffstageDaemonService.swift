@@ -28,28 +28,41 @@ public struct OffstageDaemonService: Service {
         let paths = DaemonPaths(root: configuration.stateDirectory)
         try FileManager.default.createDirectory(atPath: paths.root, withIntermediateDirectories: true)
         let metrics = metrics
-        let store = try OffstageStore(
-            path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity, metrics: metrics)
-        let (control, freezerReason) = try Self.processControl(configuration, logger: logger)
-        logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
-
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let threadPool = NIOThreadPool(numberOfThreads: 1)
-        threadPool.start()
         let loop = group.next()
-        let engine = try await loop.submit {
-            try DaemonEngine(
-                configuration: configuration, eventLoop: loop, store: store, control: control,
-                freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics)
-        }.get()
-        let watcher = try ExitWatcher(mode: .reapAllChildren) { pid, status in
-            loop.execute { engine.processExited(pid: pid, status: status) }
-        }
         let server = VarlinkServer(
             configuration: .init(
                 socketPath: configuration.socketPath, version: offstageVersion,
                 maximumMessageSize: configuration.daemon.maximumMessageSize, metrics: metrics),
             eventLoop: loop)
+        // Listening before anything is loaded: after a restart the apps that outlived the previous daemon connect at
+        // once and wait in the socket while their state is read back (with 1,000 apps, most of the start), instead
+        // of being refused and retrying on their own schedule. Nothing is read from them before `server.start()`.
+        try server.listen()
+        let engine: DaemonEngine
+        let store: OffstageStore
+        let control: any ProcessControl
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        do {
+            store = try OffstageStore(
+                path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity, metrics: metrics)
+            let freezerReason: String
+            (control, freezerReason) = try Self.processControl(configuration, logger: logger)
+            logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
+            threadPool.start()
+            engine = try await loop.submit { [control, store] in
+                try DaemonEngine(
+                    configuration: configuration, eventLoop: loop, store: store, control: control,
+                    freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics)
+            }.get()
+        } catch {
+            // The socket goes with the daemon that could not start: clients waiting on it see it close.
+            try? await server.close()
+            throw error
+        }
+        let watcher = try ExitWatcher(mode: .reapAllChildren) { pid, status in
+            loop.execute { engine.processExited(pid: pid, status: status) }
+        }
         server.register(AppService(engine: engine))
         server.register(ControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }

@@ -95,9 +95,19 @@ public final class VarlinkServer: Sendable {
 
     private enum Phase: Sendable {
         case configuring
+        /// ``listen()`` made the socket: clients can connect and wait; nothing is read until ``start()``.
+        case listening(descriptor: Int32, socketFile: VarlinkSocketFileIdentity?)
         case starting
         case running(any Channel, socketFile: VarlinkSocketFileIdentity?)
         case closed
+
+        /// Interfaces and callbacks may still be added.
+        var isConfigurable: Bool {
+            switch self {
+            case .configuring, .listening: true
+            default: false
+            }
+        }
     }
 
     private let setup = Mutex(Setup())
@@ -125,7 +135,7 @@ public final class VarlinkServer: Sendable {
             )
         }
         setup.withLock { setup in
-            guard case .configuring = setup.phase else {
+            guard setup.phase.isConfigurable else {
                 preconditionFailure("Register interface \(interface.name) before VarlinkServer.start()")
             }
             let builtIn = [VarlinkInterfaceDescription.service.name, VarlinkInterfaceDescription.offstageProtocol.name]
@@ -166,13 +176,44 @@ public final class VarlinkServer: Sendable {
     /// The socket path.
     public var socketPath: String { configuration.socketPath }
 
-    /// Binds the socket and starts accepting connections.
+    /// Makes the socket and listens on it now, before the server serves: a client that connects from here on is
+    /// accepted by the kernel and its calls wait in the socket until ``start()``, instead of being refused. The daemon
+    /// calls this first thing, so apps reconnecting after a restart are served as soon as its state is loaded rather
+    /// than at their next retry. Interfaces may still be registered until ``start()``.
+    ///
+    /// - Throws: as ``start()`` (the socket file is prepared the same way).
+    public func listen() throws {
+        try setup.withLock { setup in
+            guard case .configuring = setup.phase else { throw VarlinkServerError.alreadyStarted }
+            let path = configuration.socketPath
+            try VarlinkSocketFile.prepare(path)
+            let descriptor = try VarlinkSocketFile.makeListeningSocket(path, backlog: Self.backlog)
+            guard chmod(path, mode_t(configuration.socketMode)) == 0 else {
+                let code = errno
+                VarlinkSocketFile.closeDescriptor(descriptor)
+                unlink(path)
+                throw VarlinkServerError.socketSetupFailed(path: path, operation: "chmod", errno: code)
+            }
+            setup.phase = .listening(descriptor: descriptor, socketFile: VarlinkSocketFileIdentity(path: path))
+        }
+    }
+
+    /// Connections the kernel holds for the server before it accepts them: a restart brings every running app's two
+    /// connections at once.
+    static let backlog: Int32 = 256
+
+    /// Binds the socket (unless ``listen()`` did) and starts accepting connections.
     ///
     /// - Throws: `VarlinkServerError` when the socket path is taken by a live server or by a file that is not a
     ///   socket, or a directory cannot be created; NIO's `IOError` when binding fails.
     public func start() async throws {
-        let (router, onOpened, onClosed, replyGate) = try setup.withLock { setup in
-            guard case .configuring = setup.phase else { throw VarlinkServerError.alreadyStarted }
+        let (router, onOpened, onClosed, replyGate, listening) = try setup.withLock { setup in
+            var listening: (descriptor: Int32, socketFile: VarlinkSocketFileIdentity?)?
+            switch setup.phase {
+            case .configuring: break
+            case .listening(let descriptor, let socketFile): listening = (descriptor, socketFile)
+            default: throw VarlinkServerError.alreadyStarted
+            }
             setup.phase = .starting
             let router = VarlinkRouter(
                 registered: setup.interfaces,
@@ -182,11 +223,23 @@ public final class VarlinkServer: Sendable {
                 url: configuration.url,
                 metrics: configuration.metrics
             )
-            return (router, setup.onOpened, setup.onClosed, setup.replyGate)
+            return (router, setup.onOpened, setup.onClosed, setup.replyGate, listening)
         }
         let path = configuration.socketPath
         let channel: any Channel
         let socketFile: VarlinkSocketFileIdentity?
+        if let listening {
+            do {
+                channel = try await makeBootstrap(router: router, onOpened: onOpened, onClosed: onClosed, replyGate: replyGate)
+                    .withBoundSocket(listening.descriptor)
+                    .get()
+            } catch {
+                setup.withLock { $0.phase = .listening(descriptor: listening.descriptor, socketFile: listening.socketFile) }
+                throw error
+            }
+            setup.withLock { $0.phase = .running(channel, socketFile: listening.socketFile) }
+            return
+        }
         do {
             try VarlinkSocketFile.prepare(path)
             channel = try await makeBootstrap(router: router, onOpened: onOpened, onClosed: onClosed, replyGate: replyGate)
@@ -209,6 +262,15 @@ public final class VarlinkServer: Sendable {
     /// and removes the socket file. Closing a server that is not running does nothing.
     public func close() async throws {
         let running: (channel: any Channel, socketFile: VarlinkSocketFileIdentity?)? = setup.withLock { setup in
+            if case .listening(let descriptor, let socketFile) = setup.phase {
+                // Listening and never started: nothing was accepted; the waiting clients see the socket close.
+                setup.phase = .closed
+                VarlinkSocketFile.closeDescriptor(descriptor)
+                if let socketFile, VarlinkSocketFileIdentity(path: configuration.socketPath) == socketFile {
+                    unlink(configuration.socketPath)
+                }
+                return nil
+            }
             guard case .running(let channel, let socketFile) = setup.phase else { return nil }
             setup.phase = .closed
             return (channel, socketFile)
@@ -234,7 +296,7 @@ public final class VarlinkServer: Sendable {
         let maximumMessageSize = configuration.maximumMessageSize
         let maximumQueuedCalls = configuration.maximumQueuedCalls
         return ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.backlog, value: Self.backlog)
             // A client may send its calls and then shut down its sending side; its replies must still arrive.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
@@ -351,6 +413,45 @@ enum VarlinkSocketFile {
         }
         probe.close()
         throw VarlinkServerError.alreadyRunning(path: path)
+    }
+
+    /// A Unix stream socket bound at `path` and listening, close-on-exec.
+    static func makeListeningSocket(_ path: String, backlog: Int32) throws -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else {
+            throw VarlinkServerError.socketSetupFailed(path: path, operation: "bind", errno: ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw VarlinkServerError.socketSetupFailed(path: path, operation: "socket", errno: errno)
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else {
+            let code = errno
+            close(descriptor)
+            throw VarlinkServerError.socketSetupFailed(path: path, operation: "bind", errno: code)
+        }
+        guard listen(descriptor, backlog) == 0 else {
+            let code = errno
+            close(descriptor)
+            unlink(path)
+            throw VarlinkServerError.socketSetupFailed(path: path, operation: "listen", errno: code)
+        }
+        return descriptor
+    }
+
+    /// Closes a descriptor (a free function, which the server's own `close()` hides there).
+    static func closeDescriptor(_ descriptor: Int32) {
+        close(descriptor)
     }
 
     private static func makeParentDirectories(of path: String) throws {

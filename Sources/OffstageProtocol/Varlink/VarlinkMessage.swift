@@ -196,12 +196,17 @@ public enum VarlinkCodec {
         oneway: Bool,
         to bytes: inout [UInt8]
     ) throws {
-        let encoded = try encodeParameters(parameters)
-        bytes.reserveCapacity(bytes.count + encoded.count + method.utf8.count + 64)
+        let mark = bytes.count
+        bytes.reserveCapacity(bytes.count + method.utf8.count + 128)
         bytes.append(contentsOf: #"{"method":"#.utf8)
         appendQuoted(method, to: &bytes)
         bytes.append(contentsOf: #","parameters":"#.utf8)
-        bytes.append(contentsOf: encoded)
+        do {
+            try appendParameters(parameters, to: &bytes)
+        } catch {
+            bytes.removeSubrange(mark...)
+            throw error
+        }
         if more { bytes.append(contentsOf: #","more":true"#.utf8) }
         if oneway { bytes.append(contentsOf: #","oneway":true"#.utf8) }
         bytes.append(UInt8(ascii: "}"))
@@ -274,13 +279,13 @@ public enum VarlinkCodec {
 
     // MARK: Replies
 
-    /// The JSON text of a successful reply.
+    /// The JSON text of a successful reply. A reply that writes its own JSON (``VarlinkDirectEncodable``) does so;
+    /// any other goes through `JSONEncoder`.
     public static func encodeReply<R: Encodable>(_ parameters: R, continues: Bool = false) throws -> Data {
-        let encoded = try encodeParameters(parameters)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(encoded.count + 40)
+        bytes.reserveCapacity(256)
         bytes.append(contentsOf: #"{"parameters":"#.utf8)
-        bytes.append(contentsOf: encoded)
+        try appendParameters(parameters, to: &bytes)
         bytes.append(contentsOf: continues ? #","continues":true}"#.utf8 : "}".utf8)
         return Data(bytes)
     }

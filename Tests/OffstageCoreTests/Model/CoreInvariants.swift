@@ -45,6 +45,9 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// §11 scale: the scheduler's kept per-app views are what a look at every app from scratch would find, so
     /// deciding incrementally (only the apps that changed) decides as deciding over every app would.
     case schedulerViewsCurrent
+    /// §11 scale: the earliest deadline the core keeps for each app's process is the one the process has, so the
+    /// next deadline found among the apps that have one is the one a look at every app would find.
+    case deadlinesCurrent
 
     var description: String {
         switch self {
@@ -61,6 +64,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .ownProcessOnly: "MAN-3/LC-3 actions go only to the app's own live process"
         case .noLostProcess: "§11 the core never loses track of a live process"
         case .schedulerViewsCurrent: "§11 the incremental scheduler sees what a full look would"
+        case .deadlinesCurrent: "§11 the kept process deadlines are what a full look would find"
         }
     }
 }
@@ -108,6 +112,8 @@ struct ModelObservation {
     var firedTimer: Bool
     /// Apps whose kept scheduling view differs from one computed from scratch (``OffstageCore/schedulingViewsOutOfDate(at:)``).
     var staleSchedulingViews: [AppID] = []
+    /// Apps whose kept earliest deadline differs from their process's (``OffstageCore/processDeadlinesOutOfDate()``).
+    var staleDeadlines: [AppID] = []
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -210,6 +216,13 @@ enum CoreInvariants {
                 .schedulerViewsCurrent,
                 "the scheduler's views of \(seen.staleSchedulingViews.map(\.description).joined(separator: ", ")) are out "
                     + "of date, yet nothing marks them as changed")
+        }
+
+        if !seen.staleDeadlines.isEmpty {
+            fail(
+                .deadlinesCurrent,
+                "the kept deadlines of \(seen.staleDeadlines.map(\.description).joined(separator: ", ")) are out of "
+                    + "date, yet nothing marks them as changed")
         }
 
         // Deadlines

@@ -165,6 +165,14 @@ struct CoreInvariantsTests {
         #expect(!found(relaunch, shell, seen).contains(.crashLoopThrottled))
     }
 
+    @Test("§11: a kept process deadline that is not the process's own")
+    func deadlinesCurrent() throws {
+        var seen = try good().observation(firedTimer: false)
+        #expect(seen.staleDeadlines.isEmpty, "the good state keeps every deadline current")
+        seen.staleDeadlines = [app0]
+        #expect(found(seen).contains(.deadlinesCurrent))
+    }
+
     @Test("the next deadline in the past, or a timer that does not move it")
     func deadlineNotInPast() throws {
         var seen = try good().observation(firedTimer: false)

@@ -352,7 +352,7 @@ struct ModelShell {
             now: now, apps: core.apps, device: core.device, configuration: core.configuration,
             nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
             idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer,
-            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now))
+            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now), staleDeadlines: core.processDeadlinesOutOfDate())
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {

@@ -300,6 +300,53 @@ struct VarlinkServerTests {
         try await group.shutdownGracefully()
     }
 
+    @Test("listen() accepts clients before start(): their calls wait and are answered once the server starts")
+    func listenBeforeStart() async throws {
+        let directory = makeIPCTestDirectory()
+        defer { removeIPCTestDirectory(directory) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let path = directory + "/run/offstaged.sock"
+        let server = VarlinkServer(configuration: .init(socketPath: path), eventLoop: group.next())
+        try server.listen()
+        var status = stat()
+        #expect(lstat(path, &status) == 0 && status.st_mode & 0o777 == 0o600)
+
+        // Clients connect while the daemon is still loading: the kernel accepts them, nothing answers yet.
+        let clients = try (0..<3).map { _ in try IPCRawClient(path: path) }
+        for (index, client) in clients.enumerated() {
+            try client.send(ipcCallText("io.offstage.Test.Add", ["a": .number(Double(index)), "b": 40]))
+        }
+        #expect(throws: IPCTestFailure.self) { _ = try clients[0].receive(timeout: .milliseconds(200)) }
+        // Interfaces may still be registered, then the server starts and answers what waited.
+        server.register(IPCTestInterface(observations: IPCTestObservations()))
+        try await server.start()
+        for (index, client) in clients.enumerated() {
+            #expect(try client.receive() == ["parameters": ["sum": .number(Double(40 + index))]])
+        }
+        #expect(throws: VarlinkServerError.alreadyStarted) { try server.listen() }
+        try await server.close()
+        #expect(access(path, F_OK) != 0)
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a server that listened and never started closes its socket: waiting clients see it close")
+    func listenThenClose() async throws {
+        let directory = makeIPCTestDirectory()
+        defer { removeIPCTestDirectory(directory) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let path = directory + "/offstaged.sock"
+        let server = VarlinkServer(configuration: .init(socketPath: path), eventLoop: group.next())
+        try server.listen()
+        let second = VarlinkServer(configuration: .init(socketPath: path), eventLoop: group.next())
+        #expect(throws: VarlinkServerError.alreadyRunning(path: path)) { try second.listen() }
+        let client = try IPCRawClient(path: path)
+        try client.send(ipcCallText("io.offstage.Test.Add", ["a": 1, "b": 2]))
+        try await server.close()
+        #expect(try client.receive() == nil, "the waiting call ends with the connection")
+        #expect(access(path, F_OK) != 0)
+        try await group.shutdownGracefully()
+    }
+
     @Test("a stale socket file is replaced; a live one is refused; another file is left alone")
     func socketFile() async throws {
         let directory = makeIPCTestDirectory()

@@ -1,111 +1,20 @@
 import Foundation
 
-/// Hand-written JSON for the few messages that pass at every step of an app's life: begin and end of background
-/// tasks, callbacks and their answers.
+/// Hand-read JSON for the few messages that pass at every step of an app's life: begin and end of background tasks,
+/// callbacks and their answers (the writing half is ``VarlinkDirectEncodable``).
 ///
-/// Foundation's `JSONEncoder`/`JSONDecoder` cost several microseconds per message, most of it fixed (containers,
-/// boxing, coding paths), which made them a large share of a daemon call. Types that conform write and read
-/// themselves here; everything else — and any input the fast reader does not take exactly as it is — goes through
-/// Foundation as before, so error messages and unusual-but-valid JSON behave the same. Tests check each conforming
-/// type against Foundation's coders both ways.
-protocol WireEncodable: Encodable {
-    /// Writes the JSON object of `self` (the members `JSONEncoder` would write, in the same order). Returns false,
-    /// having written anything, when it cannot: a number that is not finite; the caller then uses `JSONEncoder`,
-    /// which reports that as it always did.
-    func writeWire(_ writer: inout WireWriter) -> Bool
-}
-
-/// A type that can read itself from the members of a JSON object found by ``JSONEnvelopeScanner``.
-protocol WireDecodable: Decodable {
-    /// Reads `self`; throws ``WireObject/Unusable`` for anything `JSONDecoder` should judge instead (a missing
-    /// member, a value of another form, an escape in a key).
-    init(wire object: WireObject) throws(WireObject.Unusable)
-}
-
-/// Writes JSON into a byte array.
-struct WireWriter {
-    var bytes: [UInt8]
-    private var needsComma = false
-
-    init(into bytes: [UInt8] = []) {
-        self.bytes = bytes
-    }
-
-    mutating func beginObject() {
-        bytes.append(UInt8(ascii: "{"))
-        needsComma = false
-    }
-
-    mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
-    }
-
-    /// Writes `"key":` (keys here are plain ASCII names).
-    mutating func key(_ key: StaticString) {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: "\":".utf8)
-        needsComma = true
-    }
-
-    mutating func value(_ number: UInt64) {
-        bytes.append(contentsOf: String(number).utf8)
-    }
-
-    mutating func value(_ flag: Bool) {
-        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-    }
-
-    mutating func value(_ text: String) {
-        VarlinkCodec.appendQuoted(text, to: &bytes)
-    }
-
-    /// Writes a finite number in its shortest exact form; returns false for infinity and NaN, which JSON cannot hold.
-    mutating func value(_ number: Double) -> Bool {
-        guard number.isFinite else { return false }
-        bytes.append(contentsOf: number.description.utf8)
-        return true
-    }
-
-    mutating func value(_ numbers: [UInt64]) {
-        bytes.append(UInt8(ascii: "["))
-        for (index, number) in numbers.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            value(number)
-        }
-        bytes.append(UInt8(ascii: "]"))
-    }
-
-    /// Writes `"key":value` unless `value` is nil, as `encodeIfPresent` does.
-    mutating func member(_ name: StaticString, _ text: String?) {
-        guard let text else { return }
-        key(name)
-        value(text)
-    }
-
-    mutating func member(_ name: StaticString, _ number: UInt64?) {
-        guard let number else { return }
-        key(name)
-        value(number)
-    }
-
-    mutating func member(_ name: StaticString, _ numbers: [UInt64]?) {
-        guard let numbers else { return }
-        key(name)
-        value(numbers)
-    }
-
-    mutating func member(_ name: StaticString, _ number: Double?) -> Bool {
-        guard let number else { return true }
-        key(name)
-        return value(number)
-    }
+/// Foundation's `JSONDecoder` costs several microseconds per message, most of it fixed (containers, coding paths),
+/// which made it a large share of a daemon call and of the SDK's. Types that conform read themselves from the members
+/// ``JSONEnvelopeScanner`` finds; any input the hand reader does not take exactly as it is (an escape, a number of
+/// another form, a missing member) goes to `JSONDecoder` as before, so errors and unusual-but-valid JSON behave the
+/// same. Tests and the varlink-codec fuzz target check each conforming type against `JSONDecoder`.
+protocol VarlinkDirectDecodable: Decodable {
+    /// Reads `self`; throws ``VarlinkDirectObject/Unusable`` for anything `JSONDecoder` should judge instead.
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable)
 }
 
 /// The members of one JSON object, already checked against the whole JSON grammar by ``JSONEnvelopeScanner``.
-struct WireObject {
+struct VarlinkDirectObject {
     /// Why a fast read gave up; the caller then decodes with `JSONDecoder`.
     struct Unusable: Error {}
 
@@ -199,10 +108,10 @@ struct WireObject {
     func bool(required key: String) throws(Unusable) -> Bool { try required(try bool(key)) }
 
     /// A nested object; nil when absent or null.
-    func object(_ key: String) throws(Unusable) -> WireObject? {
+    func object(_ key: String) throws(Unusable) -> VarlinkDirectObject? {
         guard let member = find(key), member.kind != .null else { return nil }
         guard member.kind == .object else { throw Unusable() }
-        return try WireObject(text(member))
+        return try VarlinkDirectObject(text(member))
     }
 
     /// Whether `key` is there with a value other than null.
@@ -213,22 +122,32 @@ struct WireObject {
 }
 
 extension VarlinkCodec {
-    /// The JSON of `parameters`, written by hand when its type can, else by `JSONEncoder`.
-    static func encodeParameters<P: Encodable>(_ parameters: P) throws -> [UInt8] {
-        if let wire = parameters as? any WireEncodable {
-            var writer = WireWriter()
-            if wire.writeWire(&writer) { return writer.bytes }
+    /// Appends the JSON of `parameters`: written by the type itself when it can (``VarlinkDirectEncodable``), else
+    /// by `JSONEncoder`, which also reports a number JSON cannot hold, as it always did.
+    static func appendParameters<P: Encodable>(_ parameters: P, to bytes: inout [UInt8]) throws {
+        if let direct = parameters as? any VarlinkDirectEncodable {
+            let mark = bytes.count
+            var json = VarlinkDirectJSON(continuing: bytes)
+            bytes = []
+            do {
+                try direct.appendJSON(to: &json)
+                bytes = json.bytes
+                return
+            } catch is VarlinkDirectJSON.NonFiniteNumber {
+                json.bytes.removeSubrange(mark...)
+                bytes = json.bytes
+            }
         }
-        return [UInt8](try encoder.encode(parameters))
+        bytes.append(contentsOf: try encoder.encode(parameters))
     }
 
     /// `P` read from the JSON object in `bytes`, by hand when its type can and the text is plain enough, else by
     /// `JSONDecoder` (which then also gives the errors).
     static func decodeParameters<P: Decodable>(_ type: P.Type, from bytes: Data) throws -> P {
-        if let wire = P.self as? any WireDecodable.Type {
-            let decoded = bytes.withUnsafeBytes { buffer -> (any WireDecodable)? in
-                guard let object = try? WireObject(buffer) else { return nil }
-                return try? wire.init(wire: object)
+        if let direct = P.self as? any VarlinkDirectDecodable.Type {
+            let decoded = bytes.withUnsafeBytes { buffer -> (any VarlinkDirectDecodable)? in
+                guard let object = try? VarlinkDirectObject(buffer) else { return nil }
+                return try? direct.init(direct: object)
             }
             if let decoded { return decoded as! P }
         }

@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 /// The hand-written JSON of the hot messages must mean exactly what Foundation's coders write and read.
-@Suite("Hand-written JSON of the lifecycle and background-task messages")
-struct WireJSONTests {
+@Suite("Hand-written and hand-read JSON of the lifecycle and background-task messages")
+struct DirectAppMessagesTests {
     static let texts = ["", "plain", "with \"quotes\" and \\ backslash", "line\nbreak\ttab\u{1}", "naïve 名前 🚀", "a/b"]
     static let doubles: [Double] = [
         0, -0.0, 1, 0.1, 0.1 + 0.2, 1_763_000_005.123, 1e-300, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -42.5,
@@ -12,8 +12,8 @@ struct WireJSONTests {
     static let ids: [UInt64] = [0, 1, 42, 1_763_000_000_123, UInt64.max]
 
     /// Every conforming message, with values at the edges of what each field holds.
-    static func samples() -> [any WireSample] {
-        var samples: [any WireSample] = [VarlinkEmpty(), NoParameters(), EmptyReply()]
+    static func samples() -> [any DirectSample] {
+        var samples: [any DirectSample] = [VarlinkEmpty(), NoParameters(), EmptyReply()]
         for text in texts { samples.append(AppInterface.BeginParameters(name: text)) }
         for (id, seconds) in zip(ids, doubles) {
             samples.append(AppInterface.BeginReply(id: id, timeRemaining: seconds))
@@ -42,9 +42,9 @@ struct WireJSONTests {
     @Test("written by hand, read by JSONDecoder: the same value")
     func handWrittenReadsBack() throws {
         for sample in Self.samples() {
-            var writer = WireWriter()
-            #expect(sample.writeWire(&writer), "\(sample)")
-            #expect(try sample.decodedByFoundation(Data(writer.bytes)), "\(String(decoding: writer.bytes, as: UTF8.self))")
+            var json = VarlinkDirectJSON()
+            try sample.appendJSON(to: &json)
+            #expect(try sample.decodedByFoundation(Data(json.bytes)), "\(String(decoding: json.bytes, as: UTF8.self))")
         }
     }
 
@@ -68,8 +68,8 @@ struct WireJSONTests {
     func handReaderIsStrict() throws {
         func reads(_ text: String) -> AppInterface.EndParameters? {
             Data(text.utf8).withUnsafeBytes { bytes in
-                guard let object = try? WireObject(bytes) else { return nil }
-                return try? AppInterface.EndParameters(wire: object)
+                guard let object = try? VarlinkDirectObject(bytes) else { return nil }
+                return try? AppInterface.EndParameters(direct: object)
             }
         }
         #expect(reads(#"{"id":7}"#)?.id == 7)
@@ -131,9 +131,9 @@ struct WireJSONTests {
 }
 
 /// A conforming message under test.
-protocol WireSample: WireEncodable, WireDecodable, Equatable, Sendable {}
+protocol DirectSample: VarlinkDirectEncodable, VarlinkDirectDecodable, Equatable, Sendable {}
 
-extension WireSample {
+extension DirectSample {
     func decodedByFoundation(_ text: Data) throws -> Bool {
         try JSONDecoder().decode(Self.self, from: text) == self
     }
@@ -144,22 +144,22 @@ extension WireSample {
 
     func decodedByHand(_ text: Data) -> Bool {
         text.withUnsafeBytes { bytes in
-            guard let object = try? WireObject(bytes), let value = try? Self(wire: object) else { return false }
+            guard let object = try? VarlinkDirectObject(bytes), let value = try? Self(direct: object) else { return false }
             return value == self
         }
     }
 }
 
-extension VarlinkEmpty: WireSample {}
-extension NoParameters: WireSample {}
-extension EmptyReply: WireSample {}
-extension AppInterface.BeginParameters: WireSample {}
-extension AppInterface.BeginReply: WireSample {}
-extension AppInterface.EndParameters: WireSample {}
-extension AppInterface.EndReply: WireSample {}
-extension AppInterface.CallbackDoneParameters: WireSample {}
-extension AppInterface.TimeRemainingReply: WireSample {}
-extension AppInterface.AttachReply: WireSample {}
+extension VarlinkEmpty: DirectSample {}
+extension NoParameters: DirectSample {}
+extension EmptyReply: DirectSample {}
+extension AppInterface.BeginParameters: DirectSample {}
+extension AppInterface.BeginReply: DirectSample {}
+extension AppInterface.EndParameters: DirectSample {}
+extension AppInterface.EndReply: DirectSample {}
+extension AppInterface.CallbackDoneParameters: DirectSample {}
+extension AppInterface.TimeRemainingReply: DirectSample {}
+extension AppInterface.AttachReply: DirectSample {}
 
 /// A small seeded generator, so the random messages are the same in every run.
 struct SplitMix {

@@ -1,0 +1,165 @@
+// The messages of every lifecycle step and every background-task call, written and read by hand (see
+// `VarlinkDirectEncodable` and `VarlinkDirectDecodable`). Each writes the members its synthesized `Codable`
+// conformance writes (no key where that leaves an optional out) and reads what that conformance reads;
+// `DirectAppMessagesTests` checks both directions against Foundation's coders.
+
+extension VarlinkEmpty: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
+}
+
+extension NoParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
+}
+
+extension EmptyReply: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
+}
+
+extension AppInterface.BeginParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"name\":")
+        json.string(name)
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(name: try object.string(required: "name"))
+    }
+}
+
+// BeginReply and EndReply write themselves in DirectJSON+Interfaces.swift.
+extension AppInterface.BeginReply: VarlinkDirectDecodable {
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(id: try object.unsigned(required: "id"), timeRemaining: try object.double(required: "timeRemaining"))
+    }
+}
+
+extension AppInterface.EndReply: VarlinkDirectDecodable {
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(ended: try object.bool(required: "ended"))
+    }
+}
+
+extension AppInterface.EndParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"id\":")
+        json.number(id)
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(id: try object.unsigned(required: "id"))
+    }
+}
+
+extension AppInterface.CallbackDoneParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"id\":")
+        json.number(id)
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(id: try object.unsigned(required: "id"))
+    }
+}
+
+extension AppInterface.TimeRemainingReply: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"seconds\":")
+        try json.number(seconds)
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(seconds: try object.double(required: "seconds"))
+    }
+}
+
+extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"id\":")
+        json.number(id)
+        json.raw(",\"kind\":")
+        json.string(kind)
+        if let launchReason {
+            json.raw(",\"launchReason\":")
+            json.string(launchReason)
+        }
+        if let taskIds {
+            json.raw(",\"taskIds\":[")
+            for (index, task) in taskIds.enumerated() {
+                if index > 0 { json.raw(",") }
+                json.number(task)
+            }
+            json.raw("]")
+        }
+        if let deadline {
+            json.raw(",\"deadline\":")
+            try json.number(deadline)
+        }
+        if let run {
+            json.raw(",\"run\":")
+            json.number(run)
+        }
+        if let taskIdentifier {
+            json.raw(",\"taskIdentifier\":")
+            json.string(taskIdentifier)
+        }
+        if let taskKind {
+            json.raw(",\"taskKind\":")
+            json.string(taskKind)
+        }
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        // Task id lists are rare (expiration handlers): Foundation reads them.
+        guard !object.has("taskIds") else { throw VarlinkDirectObject.Unusable() }
+        self.init(
+            id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),
+            launchReason: try object.string("launchReason"), deadline: try object.double("deadline"),
+            run: try object.unsigned("run"), taskIdentifier: try object.string("taskIdentifier"),
+            taskKind: try object.string("taskKind"))
+    }
+}
+
+extension AppInterface.AppInfo: VarlinkDirectEncodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"id\":")
+        json.string(id)
+        json.raw(",\"pid\":")
+        json.number(pid)
+        json.raw(",\"multitaskingSupported\":")
+        json.bool(multitaskingSupported)
+        json.raw(",\"dataDirectory\":")
+        json.string(dataDirectory)
+        json.raw("}")
+    }
+}
+
+extension AppInterface.AttachReply: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{")
+        if let app {
+            json.raw("\"app\":")
+            try app.appendJSON(to: &json)
+        }
+        if let callback {
+            json.raw(app == nil ? "\"callback\":" : ",\"callback\":")
+            try callback.appendJSON(to: &json)
+        }
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        // The app's description comes once per attach: Foundation reads it.
+        guard !object.has("app") else { throw VarlinkDirectObject.Unusable() }
+        self.init(callback: try object.object("callback").map { object throws(VarlinkDirectObject.Unusable) in
+            try AppInterface.CallbackMessage(direct: object)
+        })
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import OffstageCore
+@testable import OffstageDaemon
+import Testing
+
+/// Reading the apps back at start-up, which with many apps is decoded on several threads (SPEC SCH-10, §11 scale).
+@Suite("OffstageStore: apps read back")
+struct OffstageStoreTests {
+    func withStore(_ body: (OffstageStore, String) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-store-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try body(try OffstageStore(path: folder + "/offstage.sqlite"), folder)
+    }
+
+    /// App `index`, each different: settings, requests, termination.
+    func app(_ index: Int) -> (InstalledApp, AppDurableState) {
+        let id = AppID("com.example.app" + String(format: "%04d", index))
+        let identifiers = (0..<(index % 11)).map { "com.example.task\($0)" }
+        let manifest = Manifest(
+            id: id, executable: "App", backgroundModes: index % 2 == 0 ? [.fetch, .processing] : [],
+            permittedTaskIdentifiers: identifiers, linux: .init(arguments: ["--n", "\(index)"]))
+        var settings = AppSettings()
+        settings.backgroundRefresh = index % 3 != 0
+        let installed = Instant(secondsSinceEpoch: 1_800_000_000 + Double(index))
+        var durable = AppDurableState()
+        durable.forceQuit = index % 5 == 0
+        for (position, identifier) in identifiers.enumerated() {
+            durable.schedule.requests[identifier] = TaskRequest(
+                identifier: identifier, kind: position == 0 ? .appRefresh : .processing,
+                earliestBegin: installed + .seconds(3_600 * (position + 1)), requiresExternalPower: position % 2 == 0,
+                submittedAt: installed)
+        }
+        return (InstalledApp(manifest: manifest, bundlePath: "/bundles/\(id)", installedAt: installed, settings: settings), durable)
+    }
+
+    @Test("1,000 apps come back as saved, sorted by id, whether decoded on one thread or several")
+    func manyApps() throws {
+        try withStore { store, _ in
+            let saved = (0..<1_000).reversed().map(app)
+            try store.save(apps: saved, device: nil)
+            let expected = saved.sorted { $0.0.id < $1.0.id }
+            for threads in [1, 2, 4, 16] {
+                let loaded = try store.loadApps(threads: threads)
+                #expect(loaded.count == expected.count)
+                #expect(loaded.map(\.0) == expected.map(\.0), "\(threads) threads")
+                #expect(loaded.map(\.1) == expected.map(\.1), "\(threads) threads")
+            }
+        }
+    }
+
+    @Test("the parallel decoding keeps the order, and an error on any thread fails the whole load")
+    func parallelMap() throws {
+        struct Bad: Error {}
+        let numbers = Array(0..<1_000)
+        for threads in [1, 2, 3, 8] {
+            #expect(try ParallelDecoding.map(numbers, threads: threads) { $0 * 2 } == numbers.map { $0 * 2 })
+            // The last element is decoded by another thread than the caller's, the first by the caller's.
+            #expect(throws: Bad.self) { try ParallelDecoding.map(numbers, threads: threads) { if $0 == 999 { throw Bad() }; return $0 } }
+            #expect(throws: Bad.self) { try ParallelDecoding.map(numbers, threads: threads) { if $0 == 0 { throw Bad() }; return $0 } }
+        }
+        #expect(try ParallelDecoding.map([Int](), threads: 4) { $0 }.isEmpty)
+    }
+}
