@@ -106,7 +106,8 @@ final class DaemonLink: Sendable {
             }
             state.withLock { $0.attached = false }
             Thread.sleep(forTimeInterval: delay)
-            delay = min(delay * 2, 1.0)
+            // At most a quarter of a second: a daemon restarted by its supervisor finds its apps back at once.
+            delay = min(delay * 2, 0.25)
         }
     }
 
