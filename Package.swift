@@ -79,16 +79,20 @@ let package = Package(
         // The core on virtual time and a virtual device.
         .target(name: "OffstageSimulator", dependencies: ["OffstageCore"], swiftSettings: strict),
 
+        // The committed fuzz inputs, replayed by the test targets of the parsers they were found for.
+        .target(name: "FuzzInputs", path: "Tests/FuzzInputs", swiftSettings: strict),
         .testTarget(
             name: "OffstageCoreTests",
             dependencies: [
-                "OffstageCore", "OffstageSimulator",
+                "OffstageCore", "OffstageSimulator", "FuzzInputs",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore"], swiftSettings: strict),
+        .testTarget(
+            name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
+            swiftSettings: strict),
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: [

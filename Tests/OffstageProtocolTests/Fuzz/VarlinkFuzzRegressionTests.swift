@@ -1,4 +1,5 @@
 import Foundation
+import FuzzInputs
 import Testing
 
 /// Replays every committed input of the Varlink fuzz targets through the same property checks the fuzzers run
@@ -45,35 +46,6 @@ struct VarlinkFuzzRegressionTests {
         for target in ["varlink-framing", "varlink-codec", "json-envelope"] {
             #expect(
                 FuzzInput.all(of: target).count >= 5, "no committed inputs for \(target) under \(FuzzInput.root.path)")
-        }
-    }
-}
-
-/// One committed fuzz input, read from the repository next to this file (found from `#filePath`, so the tests need
-/// no resources in Package.swift).
-struct FuzzInput: Sendable, CustomTestStringConvertible {
-    /// Where the input lives under `Fuzz/`, e.g. `Regressions/json-envelope/utf16-number-foundation-reads`.
-    let path: String
-    /// The input's bytes.
-    let bytes: [UInt8]
-
-    var testDescription: String { path }
-
-    /// The repository's `Fuzz` folder: this file is `Tests/<target>/Fuzz/<file>`.
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fuzz")
-
-    /// The seeds and the regression inputs of `target`, in a stable order.
-    static func all(of target: String) -> [FuzzInput] {
-        ["Corpus", "Regressions"].flatMap { folder in
-            let directory = root.appendingPathComponent(folder).appendingPathComponent(target)
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-            return names.sorted().compactMap { name in
-                (try? Data(contentsOf: directory.appendingPathComponent(name))).map {
-                    FuzzInput(path: "\(folder)/\(target)/\(name)", bytes: [UInt8]($0))
-                }
-            }
         }
     }
 }
