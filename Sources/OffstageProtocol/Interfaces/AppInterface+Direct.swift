@@ -3,20 +3,40 @@
 // conformance writes (no key where that leaves an optional out) and reads what that conformance reads;
 // `DirectAppMessagesTests` checks both directions against Foundation's coders.
 
-extension VarlinkEmpty: VarlinkDirectEncodable, VarlinkDirectDecodable {
+/// A message with no members: `{}` both ways.
+protocol DirectEmptyMessage: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    init()
+}
+
+extension DirectEmptyMessage {
     public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
     init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
 }
 
-extension NoParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
-    public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
-    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
+extension VarlinkEmpty: DirectEmptyMessage {}
+extension NoParameters: DirectEmptyMessage {}
+extension EmptyReply: DirectEmptyMessage {}
+
+/// A message whose only member is `id`, a number: `{"id":N}` both ways.
+protocol DirectIDMessage: VarlinkDirectEncodable, VarlinkDirectDecodable {
+    var id: UInt64 { get }
+    init(id: UInt64)
 }
 
-extension EmptyReply: VarlinkDirectEncodable, VarlinkDirectDecodable {
-    public func appendJSON(to json: inout VarlinkDirectJSON) throws { json.raw("{}") }
-    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) { self.init() }
+extension DirectIDMessage {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"id\":")
+        json.number(id)
+        json.raw("}")
+    }
+
+    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
+        self.init(id: try object.unsigned(required: "id"))
+    }
 }
+
+extension AppInterface.EndParameters: DirectIDMessage {}
+extension AppInterface.CallbackDoneParameters: DirectIDMessage {}
 
 extension AppInterface.BeginParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
     public func appendJSON(to json: inout VarlinkDirectJSON) throws {
@@ -40,30 +60,6 @@ extension AppInterface.BeginReply: VarlinkDirectDecodable {
 extension AppInterface.EndReply: VarlinkDirectDecodable {
     init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
         self.init(ended: try object.bool(required: "ended"))
-    }
-}
-
-extension AppInterface.EndParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
-    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
-        json.raw("{\"id\":")
-        json.number(id)
-        json.raw("}")
-    }
-
-    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
-        self.init(id: try object.unsigned(required: "id"))
-    }
-}
-
-extension AppInterface.CallbackDoneParameters: VarlinkDirectEncodable, VarlinkDirectDecodable {
-    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
-        json.raw("{\"id\":")
-        json.number(id)
-        json.raw("}")
-    }
-
-    init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
-        self.init(id: try object.unsigned(required: "id"))
     }
 }
 
