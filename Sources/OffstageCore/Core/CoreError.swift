@@ -17,6 +17,9 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case notPermitted = "NotPermitted"
         /// No such pending or running task.
         case noSuchTask = "NoSuchTask"
+        /// The audio is held by the foreground app or an interruption (SPEC MODE-1), as
+        /// `AVAudioSession.ErrorCode.cannotInterruptOthers`.
+        case cannotInterruptOthers = "CannotInterruptOthers"
     }
 
     /// The code.

@@ -7,6 +7,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case settings, device, warning
         /// Scheduled work: a request submitted or cancelled, a run started or completed, a device wake-up.
         case schedule, taskRun, taskDone, wakeup
+        /// A background mode began or stopped keeping an app running, or told it something (SPEC §7).
+        case mode
     }
 
     /// When it happened.

@@ -57,7 +57,7 @@ extension OffstageCore {
         case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
-        case .didBecomeActive, .willEnterForeground, .willResignActive: now + configuration.callback
+        case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption: now + configuration.callback
         }
     }
 
@@ -157,7 +157,7 @@ extension OffstageCore {
     mutating func decideSuspension(_ id: AppID, _ now: Instant) {
         guard var process = apps[id]?.process else { return }
         let idle = process.phase == .background && process.launchCompleted && process.attached && !process.frozen
-            && process.termination == nil && !process.isBusy
+            && process.termination == nil && !process.isBusy && !heldByMode(id)
         if !idle {
             process.suspendAt = nil
         } else {
@@ -194,7 +194,7 @@ extension OffstageCore {
         case .didEnterBackground: configuration.didEnterBackground
         case .willTerminate: configuration.willTerminate
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
-        case .willEnterForeground, .didBecomeActive, .willResignActive: configuration.callback
+        case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption: configuration.callback
         }
     }
 }

@@ -118,6 +118,8 @@ extension OffstageCore {
         apps[id]?.app.settings = settings
         emit(.saveApp(id))
         scheduleAgain(id)
+        // Whether a mode may keep it running depends on its settings (SPEC SET-2).
+        touched.insert(id)
         log(now, id, .settings, "settings changed")
         return finish(now)
     }

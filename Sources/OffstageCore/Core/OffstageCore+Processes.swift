@@ -65,6 +65,7 @@ extension OffstageCore {
         }
         entry.process = nil
         apps[id] = entry
+        perform(modes.processEnded(id), now)
         let record = entry.durable.lastTermination!
         log(now, id, .exit, record.summary, state: .notRunning)
         if device.foregroundApp == id && !entry.pendingOpen {

@@ -43,6 +43,8 @@ public struct OffstageCore: Sendable {
     var schedulingInputs: SchedulingInputs?
     /// The daemon is shutting down: nothing new is launched or started.
     public internal(set) var shuttingDown = false
+    /// The long-running background modes, one component each (SPEC §7).
+    public internal(set) var modes = BackgroundModes()
 
     /// Creates a core.
     /// - Parameters:
@@ -77,7 +79,7 @@ public struct OffstageCore: Sendable {
             terminating: process?.termination.map { $0.reason.description },
             forceQuit: entry.durable.forceQuit, lastTermination: entry.durable.lastTermination,
             backgroundModes: entry.app.manifest.backgroundModes.sorted { $0.rawValue < $1.rawValue },
-            exitsOnSuspend: exitsOnSuspend(entry))
+            exitsOnSuspend: exitsOnSuspend(entry), modeHolds: process?.frozen == false ? modeHolds(of: id) : [])
     }
 
     /// The status of every app, sorted by id.

@@ -129,4 +129,9 @@ public struct AppStatus: Hashable, Sendable, Codable {
     public var backgroundModes: [BackgroundMode]
     /// Whether the app exits instead of entering the background.
     public var exitsOnSuspend: Bool
+    /// What each background mode says about the running app: which keep it running, and which would but may not.
+    public var modeHolds: [ModeHold] = []
+
+    /// The modes keeping the app running now (SPEC §7).
+    public var activeModes: [BackgroundMode] { modeHolds.filter { $0.verdict == .holds }.map(\.mode) }
 }

@@ -40,6 +40,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case performFetch(run: UInt64)
     /// The expiration handler of a running scheduled task (SPEC SCH-3).
     case taskExpiring(run: UInt64)
+    /// An audio interruption began or ended (`AVAudioSession.interruptionNotification`, SPEC MODE-1).
+    case audioInterruption(AudioInterruption)
 
     /// The callback's wire name.
     public var name: String {
@@ -54,6 +56,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .runTask: "runTask"
         case .performFetch: "performFetch"
         case .taskExpiring: "taskExpiring"
+        case .audioInterruption: "audioInterruption"
         }
     }
 

@@ -217,7 +217,7 @@ public final class DaemonMetrics: Sendable {
 /// The `callback` label: one value per kind of callback, so the series are known when the daemon starts.
 enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
-    case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring
+    case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -232,6 +232,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .runTask: self = .runTask
         case .performFetch: self = .performFetch
         case .taskExpiring: self = .taskExpiring
+        case .audioInterruption: self = .audioInterruption
         }
     }
 

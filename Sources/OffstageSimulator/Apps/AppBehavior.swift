@@ -12,6 +12,10 @@ public struct AppBehavior: Sendable {
         case hang
         /// The process exits with this code after the given time.
         case exit(code: Int32, after: Duration)
+        /// Activates an audio session of this category and plays; stops after the given time of playing, or never.
+        case playAudio(AudioSessionCategory, mixWithOthers: Bool, stopAfter: Duration?)
+        /// Pauses every player (the session stays active).
+        case stopAudio
     }
 
     /// Steps per callback, keyed by the callback's wire name (`didEnterBackground` …).
@@ -30,6 +34,8 @@ public struct AppBehavior: Sendable {
     public var attachDelay: Duration = .milliseconds(10)
     /// What the app does with scheduled work.
     public var tasks: TaskBehavior = .init()
+    /// When an audio interruption ends with "should resume", the app plays again (what a music player does).
+    public var resumesAudioAfterInterruption: Bool = true
 
     /// An app that does nothing special.
     public init() {}

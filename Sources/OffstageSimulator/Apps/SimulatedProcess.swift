@@ -15,6 +15,8 @@ struct SimulatedProcess: Sendable {
     /// Callbacks delivered and not yet returned, oldest first: like an app's main thread, the process runs one
     /// handler at a time, so a callback delivered behind another waits for it.
     var handling: [Callback] = []
+    /// The audio session the app last activated, to play again after an interruption.
+    var audio: AudioSessionRequest?
 }
 
 /// Something a simulated process does at a given time.
@@ -24,11 +26,12 @@ enum ProcessEvent: Sendable {
     case endTask(pid: Int32, name: String)
     case exit(pid: Int32, ExitStatus)
     case completeRun(pid: Int32, run: UInt64, result: TaskResult)
+    case stopAudio(pid: Int32)
 
     var pid: Int32 {
         switch self {
         case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _),
-            .completeRun(let pid, _, _):
+            .completeRun(let pid, _, _), .stopAudio(let pid):
             pid
         }
     }
@@ -39,8 +42,8 @@ extension Simulation {
         trace.append(TraceRecord(at: now, app: app, event: event))
     }
 
-    /// Carries out the core's actions on the simulated processes.
-    mutating func perform(_ actions: [CoreAction]) {
+    /// Carries out the core's actions on the simulated processes (public for tests that call the core directly).
+    public mutating func perform(_ actions: [CoreAction]) {
         for action in actions {
             switch action {
             case .launch(let id, let plan):
@@ -112,6 +115,12 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
+        case .audioInterruption(let event):
+            if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
+                let request = processes[pid]?.audio
+            {
+                playAudio(request, pid: pid, app: id)
+            }
         }
         if case .willEnterForeground = callback.kind, behavior.endsTasksOnWillEnterForeground {
             for taskName in processes[pid]?.openTasks.values.sorted() ?? [] { endTask(pid, taskName) }
@@ -129,6 +138,11 @@ extension Simulation {
             case .takes(let time): duration = time
             case .hang: hangs = true
             case .exit(let code, let after): schedule(.exit(pid: pid, .exited(code)), after: after)
+            case .playAudio(let category, let mixes, let stopAfter):
+                playAudio(AudioSessionRequest(category: category, mixWithOthers: mixes, active: true), pid: pid, app: id)
+                if let stopAfter { schedule(.stopAudio(pid: pid), after: stopAfter) }
+            case .stopAudio:
+                setPlaying(false, pid: pid, app: id)
             }
         }
         if !hangs { schedule(.callbackReturns(pid: pid, callback), after: duration) }
@@ -171,6 +185,8 @@ extension Simulation {
             exitNow(pid, status)
         case .completeRun(let pid, let run, let result):
             completeRun(run, result, pid: pid, app: process.app)
+        case .stopAudio(let pid):
+            setPlaying(false, pid: pid, app: process.app)
         }
     }
 

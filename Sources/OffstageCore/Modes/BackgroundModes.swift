@@ -1,0 +1,24 @@
+/// The long-running background modes (SPEC §7), one component each, composed.
+///
+/// Each component owns its mode's state, takes one method per input and returns ``ModeAction``s; this type only
+/// routes what every component must hear (a process ended) and collects their verdicts on holding an app. The core
+/// asks ``holds(_:_:)`` before it suspends an app (SPEC LC-4).
+public struct BackgroundModes: Hashable, Sendable {
+    /// Audio sessions and who has the audio (SPEC MODE-1).
+    public internal(set) var audio = AudioSessions()
+
+    /// No mode active for any app.
+    public init() {}
+
+    /// Every component's verdict on the app: those that keep it running and those that would but may not.
+    func holds(_ app: AppID, _ context: ModeContext) -> [ModeHold] {
+        var holds: [ModeHold] = []
+        if let audio = audio.hold(app, context) { holds.append(audio) }
+        return holds
+    }
+
+    /// The app's process is gone: every mode that ends with the process lets go of it.
+    mutating func processEnded(_ app: AppID) -> [ModeAction] {
+        audio.processEnded(app)
+    }
+}
