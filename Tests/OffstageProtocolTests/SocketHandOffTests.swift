@@ -29,6 +29,7 @@ struct SocketHandOffTests {
         private let listener: Int32
         private let received = Mutex<String?>(nil)
         private let done = Mutex<Int32?>(nil)
+        private let finished = DispatchSemaphore(value: 0)
 
         init(_ behaviour: Behaviour) throws {
             directory = URL(fileURLWithPath: "/tmp/handoff-\(UUID().uuidString.prefix(8))")
@@ -46,6 +47,7 @@ struct SocketHandOffTests {
             }
             try #require(bound == 0 && listen(listener, 1) == 0)
             Thread.detachNewThread { [self] in
+                defer { finished.signal() }
                 let connection = accept(listener, nil, nil)
                 done.withLock { $0 = connection }
                 var message: [UInt8] = []
@@ -73,8 +75,10 @@ struct SocketHandOffTests {
         var call: String? { received.withLock { $0 } }
 
         func close() {
-            // shutdown wakes a thread still blocked in accept (close alone would not), before the number is freed.
+            // shutdown wakes a thread still blocked in accept (close alone would not); the thread must be done
+            // before the number is freed, or it could accept on another test's socket that reuses it.
             _ = shutdown(listener, Int32(SHUT_RDWR))
+            finished.wait()
             if let connection = done.withLock({ $0 }) { _ = Glibc.close(connection) }
             _ = Glibc.close(listener)
             try? FileManager.default.removeItem(at: directory)

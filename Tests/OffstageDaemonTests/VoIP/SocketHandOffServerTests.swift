@@ -92,8 +92,8 @@ struct SocketHandOffServerTests {
             #expect(harness.events.all == [.readable], "one-shot: nothing more until armed")
             try harness.watcher.arm(1)
             #expect(harness.events.waitFor(2) == [.readable, .readable])
+            #expect(VoIPFixtures.readAvailable(pair.app) == "BYE")  // the app drains it before being frozen again
             try harness.watcher.arm(1)
-            _ = VoIPFixtures.readAvailable(pair.app)
             shutdown(pair.remote, Int32(SHUT_RDWR))
             #expect(harness.events.waitFor(3) == [.readable, .readable, .closed])
         }
@@ -162,14 +162,14 @@ struct SocketHandOffServerTests {
     @Test("MODE-2: a silent client is answered after the read timeout and does not block the server")
     func silentClientTimesOut() throws {
         try withHarness(settings: SocketHandOffSettings(readTimeout: .milliseconds(200))) { harness in
-            let silent = try connectUnix(harness.path)
+            let silent = try VoIPFixtures.connectUnix(harness.path)
             defer { close(silent) }
             let pair = try VoIPFixtures.tcpPair()
             defer { pair.close() }
             let started = ContinuousClock.now
             #expect(try harness.handOff(pair.app) == ["kind": "stream", "domain": "inet"])
             #expect(ContinuousClock.now - started < .seconds(3))
-            let reply = try readReply(silent)
+            let reply = try VoIPFixtures.readReply(silent)
             #expect(reply.contains(VarlinkError.Name.malformedMessage) && reply.contains("no complete call"))
         }
     }
@@ -209,39 +209,13 @@ struct SocketHandOffServerTests {
 
     // MARK: - A raw client
 
-    private func connectUnix(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(result == 0)
-        return fd
-    }
-
     /// Sends `bytes` with no descriptor and returns the reply's text.
     private func rawCall(_ path: String, _ bytes: [UInt8], shutDownAfterSending: Bool = false) throws -> String {
-        let fd = try connectUnix(path)
+        let fd = try VoIPFixtures.connectUnix(path)
         defer { close(fd) }
         let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         try #require(sent == bytes.count)
         if shutDownAfterSending { shutdown(fd, Int32(SHUT_WR)) }
-        return try readReply(fd)
-    }
-
-    /// Reads until the NUL that ends a reply, or until the server closes.
-    private func readReply(_ fd: Int32) throws -> String {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var reply: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !reply.contains(0) {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            reply += buffer[0..<count]
-        }
-        return String(decoding: reply.prefix { $0 != 0 }, as: UTF8.self)
+        return try VoIPFixtures.readReply(fd)
     }
 }

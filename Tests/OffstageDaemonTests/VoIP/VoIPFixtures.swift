@@ -134,6 +134,33 @@ enum VoIPFixtures {
         return condition()
     }
 
+    /// A Unix stream connection to `path`.
+    static func connectUnix(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(result == 0)
+        return fd
+    }
+
+    /// Reads until the NUL that ends a reply, or until the server closes.
+    static func readReply(_ fd: Int32) throws -> String {
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !reply.contains(0) {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            reply += buffer[0..<count]
+        }
+        return String(decoding: reply.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
     private static func check(_ result: Int32) throws {
         if result < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
