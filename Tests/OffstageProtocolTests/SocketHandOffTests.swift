@@ -106,7 +106,8 @@ struct SocketHandOffTests {
         let daemon = try FakeDaemon(.reply(#"{"parameters":{"watching":true}}"#))
         defer { daemon.close() }
         try withSocket { fd in
-            let reply = try SocketHandOff.send(fd: fd, to: daemon.path, parameters: Request(app: "io.example.Phone"), as: Accepted.self)
+            let reply = try SocketHandOff.send(
+                fd: fd, to: daemon.path, parameters: Request(app: "io.example.Phone"), as: Accepted.self)
             #expect(reply == Accepted(watching: true))
         }
         #expect(daemon.call == #"{"method":"io.offstage.App.HandOffSocket","parameters":{"app":"io.example.Phone"}}"#)
@@ -114,11 +115,13 @@ struct SocketHandOffTests {
 
     @Test("MODE-2: a refusal carries the daemon's error and its reason")
     func refusalCarriesReason() throws {
-        let daemon = try FakeDaemon(.reply(#"{"error":"io.offstage.App.NotAllowed","parameters":{"description":"app is not a VoIP app"}}"#))
+        let refusal = #"{"error":"io.offstage.App.NotAllowed","parameters":{"description":"app is not a VoIP app"}}"#
+        let daemon = try FakeDaemon(.reply(refusal))
         defer { daemon.close() }
         try withSocket { fd in
             let error = #expect(throws: SocketHandOffError.self) {
-                try SocketHandOff.send(fd: fd, to: daemon.path, method: "io.example.Custom", parameters: VarlinkEmpty(), as: VarlinkEmpty.self)
+                try SocketHandOff.send(
+                    fd: fd, to: daemon.path, method: "io.example.Custom", parameters: VarlinkEmpty(), as: VarlinkEmpty.self)
             }
             guard case .refused(let varlink) = error else {
                 Issue.record("expected a refusal, got \(String(describing: error))")
@@ -165,7 +168,8 @@ struct SocketHandOffTests {
             let started = ContinuousClock.now
             #expect(throws: SocketHandOffError.timedOut(timeout: .milliseconds(200))) {
                 try SocketHandOff.send(
-                    fd: fd, to: hanging.path, parameters: VarlinkEmpty(), as: VarlinkEmpty.self, timeout: .milliseconds(200))
+                    fd: fd, to: hanging.path, parameters: VarlinkEmpty(), as: VarlinkEmpty.self,
+                    timeout: .milliseconds(200))
             }
             #expect(ContinuousClock.now - started < .seconds(3))
         }

@@ -40,6 +40,7 @@ public enum HandedOffSocketCheck {
         return HandedOffSocket(fd: fd, kind: kind, domain: domain, inode: UInt64(status.st_ino))
     }
 
+    /// The integer socket option `name` (`SOL_SOCKET` level) of `fd`.
     private static func option(_ name: Int32, of fd: Int32) throws(HandedOffSocketError) -> Int32 {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
@@ -49,6 +50,7 @@ public enum HandedOffSocketCheck {
         return value
     }
 
+    /// What a file of type `fileType` (the `S_IFMT` bits) is, for a person.
     private static func describe(fileType: mode_t) -> String {
         switch fileType {
         case S_IFREG: "a regular file"
@@ -62,6 +64,7 @@ public enum HandedOffSocketCheck {
         }
     }
 
+    /// What a socket of type `socketType` (`SO_TYPE`) is, for a person.
     private static func describe(socketType: Int32) -> String {
         switch socketType {
         case Int32(SOCK_SEQPACKET.rawValue): "a sequenced-packet socket"
@@ -98,6 +101,7 @@ public struct HandedOffSocket: Sendable, Hashable, CustomStringConvertible {
         "fd \(fd): a connected \(kind.rawValue) socket (\(domainName), socket:[\(inode)])"
     }
 
+    /// The short name of an address family, for logs and errors.
     static func name(ofDomain domain: Int32) -> String {
         switch domain {
         case AF_INET: "inet"

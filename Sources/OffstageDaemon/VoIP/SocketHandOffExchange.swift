@@ -18,12 +18,21 @@ struct SocketHandOffExchange {
         case gone
     }
 
+    /// How a wait on the connection ended.
     private enum Wait {
-        case ready, timedOut, stopping
+        /// The connection is ready.
+        case ready
+        /// The deadline passed.
+        case timedOut
+        /// The server was asked to stop.
+        case stopping
     }
 
+    /// The accepted connection, non-blocking; the server closes it.
     let connection: Int32
+    /// The server's stop eventfd, readable once `stop()` was called.
     let wake: Int32
+    /// The limits and timeouts.
     let settings: SocketHandOffSettings
 
     /// Reads one call, NUL-terminated, into `buffer` (`maximumMessageSize + 1` bytes), with the first descriptor that
@@ -45,14 +54,16 @@ struct SocketHandOffExchange {
                 let start = count
                 count += received
                 if let terminator = memchr(base + start, 0, received) {
-                    return (.message(Data(bytes: base, count: UnsafeRawPointer(terminator) - UnsafeRawPointer(base))), fd)
+                    let length = UnsafeRawPointer(terminator) - UnsafeRawPointer(base)
+                    return (.message(Data(bytes: base, count: length)), fd)
                 }
                 if count > limit { return (.failed(.messageTooLarge(limit: limit)), fd) }
                 continue
             }
             if received == 0 {
                 if count == 0 { return (.gone, fd) }
-                return (.failed(.malformedMessage(reason: "the connection ended before the NUL byte that ends a call")), fd)
+                let reason = "the connection ended before the NUL byte that ends a call"
+                return (.failed(.malformedMessage(reason: reason)), fd)
             }
             switch errno {
             case EAGAIN, EWOULDBLOCK:

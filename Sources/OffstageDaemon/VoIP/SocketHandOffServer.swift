@@ -34,19 +34,27 @@ public final class SocketHandOffServer: Sendable {
     /// Sizes, timeouts and names.
     public let settings: SocketHandOffSettings
 
+    /// Everything that changes, behind one lock.
     private struct State {
+        /// Where the server is in its life.
         var phase = Phase.idle
+        /// The serving thread's kernel id while it runs.
         var threadID: Int32?
     }
 
+    /// Where the server is in its life: it starts once and stops once.
     private enum Phase {
+        /// Made, not started.
         case idle
+        /// Serving; the thread owns (and at its end closes) the listener and the eventfd.
         case running(listener: Int32, wake: Int32, thread: WatcherThread?, file: VarlinkSocketFileIdentity?)
         /// `stop()` was called; `closed` once the thread has closed the listener and the eventfd.
         case stopping(closed: Bool)
     }
 
+    /// Decides each hand-off.
     private let handler: Handler
+    /// The phase and thread id.
     private let state = Mutex(State())
 
     /// A server for `socketPath`, not yet listening.
@@ -88,18 +96,20 @@ public final class SocketHandOffServer: Sendable {
                 unlink(path)
                 throw .socketSetupFailed(path: path, operation: "setup", errno: code)
             }
-            state.phase = .running(listener: listener, wake: wake, thread: nil, file: VarlinkSocketFileIdentity(path: path))
+            let file = VarlinkSocketFileIdentity(path: path)
+            state.phase = .running(listener: listener, wake: wake, thread: nil, file: file)
             do {
                 let thread = try WatcherThread(name: settings.serverThreadName) { [self] in
                     run(listener: listener, wake: wake)
                 }
-                state.phase = .running(listener: listener, wake: wake, thread: thread, file: VarlinkSocketFileIdentity(path: path))
+                state.phase = .running(listener: listener, wake: wake, thread: thread, file: file)
             } catch {
                 state.phase = .idle
                 close(wake)
                 close(listener)
                 unlink(path)
-                throw .socketSetupFailed(path: path, operation: "pthread_create", errno: (error as? ProcessControlError)?.errno ?? 0)
+                let code = (error as? ProcessControlError)?.errno ?? 0
+                throw .socketSetupFailed(path: path, operation: "pthread_create", errno: code)
             }
         }
     }
@@ -125,6 +135,7 @@ public final class SocketHandOffServer: Sendable {
 
     // MARK: - Serving
 
+    /// The thread: waits for a connection or the stop eventfd, and serves connections one at a time.
     private func run(listener: Int32, wake: Int32) {
         state.withLock { $0.threadID = offstage_gettid() }
         // One buffer for every connection, one byte more than the limit so that a message too long is seen as one.
@@ -138,7 +149,9 @@ public final class SocketHandOffServer: Sendable {
                 close(wake)
             }
         }
-        var entries = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+        var entries = [
+            pollfd(fd: wake, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             entries[0].revents = 0
             entries[1].revents = 0
@@ -205,11 +218,13 @@ public enum SocketHandOffServerError: Error, Sendable, Hashable, CustomStringCon
     /// `start()` was called twice.
     case alreadyStarted
 
+    /// The same failure of preparing the socket file, as `VarlinkSocketFile` reports it.
     init(_ error: VarlinkServerError, path: String) {
         switch error {
         case .alreadyRunning: self = .alreadyRunning(path: path)
         case .pathNotASocket: self = .pathNotASocket(path: path)
-        case .socketSetupFailed(_, let operation, let code): self = .socketSetupFailed(path: path, operation: operation, errno: code)
+        case .socketSetupFailed(_, let operation, let code):
+            self = .socketSetupFailed(path: path, operation: operation, errno: code)
         case .alreadyStarted, .noPeerCredentials: self = .socketSetupFailed(path: path, operation: "prepare", errno: 0)
         }
     }

@@ -58,6 +58,7 @@ public struct SocketHandOffSettings: Sendable, Hashable {
     public static let `default` = SocketHandOffSettings()
 }
 
+/// Durations as `poll()` takes them.
 extension Duration {
     /// The duration in whole milliseconds, rounded up so that a wait never ends just before its deadline and spins;
     /// negative durations are 0. For `poll()`'s timeout argument.

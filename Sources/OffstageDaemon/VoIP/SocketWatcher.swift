@@ -14,7 +14,8 @@ public enum SocketEvent: Sendable, Hashable {
 /// Watches sockets that apps handed off (SPEC MODE-2) without ever reading them, and reports when one becomes
 /// readable or is closed, so that the daemon can wake the app that owns it.
 ///
-/// One thread sleeps in `epoll_wait` with no timeout; an eventfd wakes it only to stop. Registrations are one-shot
+/// One thread sleeps in `epoll_wait` with no timeout; an eventfd wakes it only to stop (changes to the epoll set take
+/// effect in a blocked `epoll_wait` without waking it). Registrations are one-shot
 /// (`EPOLLONESHOT`): after an event the socket is not watched again until ``arm(_:)``, because the daemon only cares
 /// while the app is frozen, and after waking the app it stops watching until it freezes the app again.
 ///
@@ -35,7 +36,9 @@ public final class SocketWatcher: Sendable {
     /// Receives each event with the token its socket was watched under.
     public typealias Handler = @Sendable (_ token: UInt64, _ event: SocketEvent) -> Void
 
+    /// One watched socket.
     private struct Entry {
+        /// The watcher's own descriptor of it.
         let fd: Int32
         /// The epoll data of this registration: never reused, so an event of a removed registration is not taken
         /// for one of a later registration under the same token.
@@ -44,24 +47,38 @@ public final class SocketWatcher: Sendable {
         var registered: Bool
     }
 
+    /// Everything that changes, behind one lock.
     private struct State {
+        /// The watched sockets by token.
         var entries: [UInt64: Entry] = [:]
-        var tokens: [UInt64: UInt64] = [:]  // serial → token
-        var nextSerial: UInt64 = 1  // 0 is the wake-up eventfd
+        /// The token of each live registration serial: what the thread looks events up in.
+        var tokens: [UInt64: UInt64] = [:]
+        /// The next registration's serial; 0 is the wake-up eventfd's.
+        var nextSerial: UInt64 = 1
+        /// `stop()` was called, or the thread ended.
         var stopping = false
+        /// The thread's kernel id while it runs.
         var threadID: Int32?
     }
 
     /// The events an armed socket is watched for. `EPOLLRDHUP` reports a peer's hang-up even with no data to read.
     private static let armedEvents = OFFSTAGE_EPOLLIN | OFFSTAGE_EPOLLRDHUP | OFFSTAGE_EPOLLONESHOT
+    /// The events that mean the peer hung up or the socket failed.
     private static let hangUpEvents = OFFSTAGE_EPOLLRDHUP | OFFSTAGE_EPOLLHUP | OFFSTAGE_EPOLLERR
+    /// The epoll data of the wake-up eventfd.
     private static let wakeSerial: UInt64 = 0
 
+    /// Receives the events.
     private let handler: Handler
+    /// The epoll set; the thread closes it when it ends.
     private let epoll: Int32
+    /// The eventfd that wakes the thread to stop; the thread closes it when it ends.
     private let wake: Int32
+    /// Ready registrations taken per `epoll_wait`.
     private let batchSize: Int
+    /// The registrations and the phase.
     private let state = Mutex(State())
+    /// The thread, once started.
     private let thread = Mutex<WatcherThread?>(nil)
 
     /// Starts the watcher's thread. The thread holds the watcher until ``stop()``: call it when done.
@@ -183,6 +200,7 @@ public final class SocketWatcher: Sendable {
 
     // MARK: - Internals
 
+    /// Applies `body` to `token`'s entry under the lock, unless the watcher is stopping or the token unknown.
     private func change(_ token: UInt64, _ body: (inout Entry) throws(SocketWatcherError) -> Void)
         throws(SocketWatcherError)
     {
@@ -232,6 +250,7 @@ public final class SocketWatcher: Sendable {
         }
     }
 
+    /// Closes every watched descriptor, the epoll set and the eventfd, as the thread ends.
     private func closeEverything() {
         state.withLock { state in
             state.stopping = true

@@ -77,6 +77,7 @@ public enum SocketHandOff {
 
     // MARK: Internals
 
+    /// A fresh connection to the hand-off socket at `path`, close-on-exec.
     private static func connect(_ path: String, timeout: Duration) throws(SocketHandOffError) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -87,7 +88,8 @@ public enum SocketHandOff {
         let connection = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard connection >= 0 else { throw .systemCallFailed(call: "socket", errno: errno) }
         // A Unix connect blocks only while the daemon's backlog is full; SO_SNDTIMEO bounds that wait.
-        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        let (seconds, attoseconds) = timeout.components
+        var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let length = socklen_t(MemoryLayout<sa_family_t>.size + pathBytes.count + 1)
         var result: Int32
@@ -135,6 +137,7 @@ public enum SocketHandOff {
         }
     }
 
+    /// Every send and receive: no SIGPIPE, and no blocking (waits are `poll()` calls against the deadline).
     private static let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
 
     /// `sendmsg` with one `SCM_RIGHTS` descriptor; the `CMSG_*` macros are not visible to Swift, so the control
@@ -144,7 +147,8 @@ public enum SocketHandOff {
         func aligned(_ size: Int) -> Int { (size + word - 1) & ~(word - 1) }
         let headerSize = aligned(MemoryLayout<cmsghdr>.size)
         let space = headerSize + aligned(MemoryLayout<Int32>.size)
-        let control = UnsafeMutableRawBufferPointer.allocate(byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment)
+        let control = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment)
         defer { control.deallocate() }
         control.initializeMemory(as: UInt8.self, repeating: 0)
         var header = cmsghdr()
@@ -164,6 +168,7 @@ public enum SocketHandOff {
         }
     }
 
+    /// Reads the one NUL-terminated reply.
     private static func receiveReply(
         on connection: Int32, limit: Int, until end: ContinuousClock.Instant, timeout: Duration
     ) throws(SocketHandOffError) -> Data {
@@ -198,7 +203,8 @@ public enum SocketHandOff {
             let left = ContinuousClock.now.duration(to: end)
             guard left > .zero else { throw .timedOut(timeout: timeout) }
             // Rounded up, so that the wait never ends just before the deadline and spins.
-            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let (seconds, attoseconds) = left.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var entry = pollfd(fd: connection, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }

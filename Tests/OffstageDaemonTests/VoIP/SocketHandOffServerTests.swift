@@ -35,16 +35,19 @@ struct SocketHandOffServerTests {
             let watcher = try SocketWatcher { _, event in events.append(event) }
             (self.directory, self.path, self.seen, self.events, self.watcher) = (directory, path, seen, events, watcher)
             server = SocketHandOffServer(socketPath: path, settings: settings) { peer, fd, method, parameters in
-                seen.append(Seen(peer: peer, inode: fd.flatMap { VoIPFixtures.inode(of: $0) }, method: method, parameters: parameters))
+                let inode = fd.flatMap { VoIPFixtures.inode(of: $0) }
+                seen.append(Seen(peer: peer, inode: inode, method: method, parameters: parameters))
                 guard let fd else {
-                    return .failure(VarlinkError("io.offstage.App.NoSocket", parameters: ["description": "no socket came with the call"]))
+                    let reason: JSONValue = "no socket came with the call"
+                    return .failure(VarlinkError("io.offstage.App.NoSocket", parameters: ["description": reason]))
                 }
                 do {
                     let socket = try HandedOffSocketCheck.check(fd)
                     try watcher.watch(fd: fd, token: 1)
                     return .success(["kind": .string(socket.kind.rawValue), "domain": .string(socket.domainName)])
                 } catch let error as HandedOffSocketError {
-                    return .failure(VarlinkError("io.offstage.App.NotASocket", parameters: ["description": .string(error.description)]))
+                    let reason = JSONValue.string(error.description)
+                    return .failure(VarlinkError("io.offstage.App.NotASocket", parameters: ["description": reason]))
                 } catch {
                     return .failure(.internalError(reason: "\(error)"))
                 }
@@ -60,7 +63,9 @@ struct SocketHandOffServerTests {
 
         /// Hands `fd` off as an app would.
         func handOff(_ fd: Int32) throws(SocketHandOffError) -> JSONValue {
-            try SocketHandOff.send(fd: fd, to: path, parameters: ["app": "io.example.Phone"], as: JSONValue.self, timeout: .seconds(5))
+            try SocketHandOff.send(
+                fd: fd, to: path, parameters: ["app": "io.example.Phone"] as JSONValue, as: JSONValue.self,
+                timeout: .seconds(5))
         }
     }
 
@@ -104,7 +109,8 @@ struct SocketHandOffServerTests {
         try withHarness { harness in
             let pair = try VoIPFixtures.tcpPair()
             defer { pair.close() }
-            let reply = try rawCall(harness.path, Array(#"{"method":"io.offstage.App.HandOffSocket","parameters":{}}"#.utf8) + [0])
+            let call = #"{"method":"io.offstage.App.HandOffSocket","parameters":{}}"#
+            let reply = try rawCall(harness.path, Array(call.utf8) + [0])
             #expect(reply.contains("io.offstage.App.NoSocket") && reply.contains("no socket came with the call"))
             #expect(harness.seen.all.first?.inode == nil)
             #expect(harness.watcher.watchedCount == 0)

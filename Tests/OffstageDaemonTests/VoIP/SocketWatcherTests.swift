@@ -121,7 +121,9 @@ struct SocketWatcherTests {
         watcher.stop()
         #expect(VoIPFixtures.eventually { !VoIPFixtures.threadExists(thread) })
         #expect(VoIPFixtures.references(to: target) == 1)
-        #expect(throws: SocketWatcherError.stopped) { try watcher.watch(fd: fcntl(pair.app, F_DUPFD_CLOEXEC, 0), token: 2) }
+        #expect(throws: SocketWatcherError.stopped) {
+            try watcher.watch(fd: fcntl(pair.app, F_DUPFD_CLOEXEC, 0), token: 2)
+        }
         #expect(VoIPFixtures.references(to: target) == 1, "a refused descriptor is closed")
         watcher.stop()
     }
