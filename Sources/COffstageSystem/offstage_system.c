@@ -185,6 +185,132 @@ int offstage_route_change_socket(void) {
     return netlink_socket(NETLINK_ROUTE, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR);
 }
 
+// MARK: - File-descriptor passing
+
+ssize_t offstage_send_with_fd(int socket, const void *bytes, size_t length, int fd) {
+    struct iovec vector = {(void *)bytes, length};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    // A union keeps the control buffer aligned as struct cmsghdr requires.
+    union {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    if (fd >= 0) {
+        message.msg_control = control.bytes;
+        message.msg_controllen = sizeof control.bytes;
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    }
+    ssize_t sent;
+    do {
+        sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
+// Room for a few descriptors: a client that sends two or three by mistake has the extra ones closed rather than
+// the message refused; one that sends more is refused (MSG_CTRUNC).
+#define OFFSTAGE_RECEIVED_FD_ROOM 8
+
+ssize_t offstage_recv_with_fd(int socket, void *buffer, size_t capacity, int *fd_out) {
+    *fd_out = -1;
+    struct iovec vector = {buffer, capacity};
+    struct msghdr message;
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * OFFSTAGE_RECEIVED_FD_ROOM)];
+        struct cmsghdr align;
+    } control;
+    ssize_t received;
+    do {
+        memset(&message, 0, sizeof message);
+        memset(&control, 0, sizeof control);
+        message.msg_iov = &vector;
+        message.msg_iovlen = 1;
+        message.msg_control = control.bytes;
+        message.msg_controllen = sizeof control.bytes;
+        received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    if (received < 0) {
+        return -1;
+    }
+    int kept = -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) {
+            continue;
+        }
+        size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        const unsigned char *data = CMSG_DATA(header);
+        for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, data + i * sizeof(int), sizeof(int));
+            if (kept < 0) {
+                kept = fd;
+            } else {
+                close(fd);
+            }
+        }
+    }
+    if (message.msg_flags & MSG_CTRUNC) {
+        if (kept >= 0) {
+            close(kept);
+        }
+        errno = EMSGSIZE;
+        return -1;
+    }
+    *fd_out = kept;
+    return received;
+}
+
+int offstage_accept_cloexec(int listener) {
+    int fd;
+    do {
+        fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+const uint32_t OFFSTAGE_EPOLLIN = EPOLLIN;
+const uint32_t OFFSTAGE_EPOLLRDHUP = EPOLLRDHUP;
+const uint32_t OFFSTAGE_EPOLLHUP = EPOLLHUP;
+const uint32_t OFFSTAGE_EPOLLERR = EPOLLERR;
+const uint32_t OFFSTAGE_EPOLLONESHOT = EPOLLONESHOT;
+
+static int epoll_control(int epfd, int operation, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, operation, fd, &event);
+}
+
+int offstage_epoll_add_events(int epfd, int fd, uint32_t events, uint64_t token) {
+    return epoll_control(epfd, EPOLL_CTL_ADD, fd, events, token);
+}
+
+int offstage_epoll_modify_events(int epfd, int fd, uint32_t events, uint64_t token) {
+    return epoll_control(epfd, EPOLL_CTL_MOD, fd, events, token);
+}
+
+int offstage_epoll_wait_events(int epfd, uint64_t *tokens, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event ready[64];
+    if (capacity > 64) {
+        capacity = 64;
+    }
+    int count = epoll_wait(epfd, ready, capacity, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        tokens[i] = ready[i].data.u64;
+        events[i] = ready[i].events;
+    }
+    return count;
+}
+
 // MARK: - Spawning
 
 // Moves an fd the child still needs out of 0...2, so the dup2 calls onto stdio cannot overwrite it.

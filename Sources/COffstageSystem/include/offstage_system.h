@@ -98,6 +98,40 @@ int offstage_uevent_socket(void);
 /// RTMGRP_IPV6_IFADDR), bound, close-on-exec and non-blocking.
 int offstage_route_change_socket(void);
 
+// MARK: - File-descriptor passing
+
+/// sendmsg of `length` bytes with `fd` attached as one SCM_RIGHTS descriptor (none when `fd` is negative), with
+/// MSG_NOSIGNAL so a peer that has gone yields EPIPE instead of killing the process. Retries after EINTR. Returns
+/// the bytes sent (a stream socket may take fewer than `length`: send the rest without the fd).
+ssize_t offstage_send_with_fd(int socket, const void *bytes, size_t length, int fd);
+
+/// recvmsg of up to `capacity` bytes, receiving at most one descriptor, close-on-exec (MSG_CMSG_CLOEXEC), into
+/// `*fd_out` (-1 when none came). Descriptors beyond the first are closed at once, so none leak. Retries after
+/// EINTR. Returns the bytes received (0 at end of stream). When the kernel truncated the control data (more
+/// descriptors than fit), every descriptor that did arrive is closed and it returns -1 with errno EMSGSIZE.
+ssize_t offstage_recv_with_fd(int socket, void *buffer, size_t capacity, int *fd_out);
+
+/// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK), which Glibc declares only under _GNU_SOURCE: the accepted connection is
+/// never inherited by an app the daemon spawns meanwhile. Retries after EINTR.
+int offstage_accept_cloexec(int listener);
+
+/// epoll event bits, as constants Swift can import (Glibc's are an enum type of its own).
+extern const uint32_t OFFSTAGE_EPOLLIN;
+extern const uint32_t OFFSTAGE_EPOLLRDHUP;
+extern const uint32_t OFFSTAGE_EPOLLHUP;
+extern const uint32_t OFFSTAGE_EPOLLERR;
+extern const uint32_t OFFSTAGE_EPOLLONESHOT;
+
+/// epoll_ctl(EPOLL_CTL_ADD) of `fd` for `events` (any of the OFFSTAGE_EPOLL* bits); `token` comes back from
+/// offstage_epoll_wait_events.
+int offstage_epoll_add_events(int epfd, int fd, uint32_t events, uint64_t token);
+/// epoll_ctl(EPOLL_CTL_MOD): replaces the events and token of `fd` (0 events disables it but keeps it registered;
+/// this is also how an EPOLLONESHOT registration is re-armed).
+int offstage_epoll_modify_events(int epfd, int fd, uint32_t events, uint64_t token);
+/// Waits for up to `capacity` ready registrations (at most 64 per call); fills `tokens` and their `events`.
+/// `timeout_ms` -1 waits forever. Returns the count, or -1 with errno (EINTR included).
+int offstage_epoll_wait_events(int epfd, uint64_t *tokens, uint32_t *events, int capacity, int timeout_ms);
+
 // MARK: - Spawning
 
 /// Where a spawn failed; the child reports the step and errno through a close-on-exec pipe.
