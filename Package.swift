@@ -90,6 +90,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
+        .testTarget(name: "OffstageTests", dependencies: ["Offstage"], swiftSettings: strict),
         .testTarget(
             name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
             swiftSettings: strict),
