@@ -5,8 +5,8 @@ import Foundation
 /// Accuracy: the sphere differs from the WGS84 ellipsoid, so a distance is within 0.56 % of the true
 /// (ellipsoidal, Vincenty/Karney) geodesic distance everywhere (the worst cases are short north–south hops near
 /// the poles or the equator) and within 0.25 % between most city pairs (London–Paris −0.11 %). The haversine
-/// form, unlike the spherical law of cosines, keeps its precision for points centimetres apart and for
-/// antipodal ones. That is ample for the distance filter and significant-change (about 500 m, SPEC MODE-3),
+/// form, unlike the spherical law of cosines, keeps its precision for points centimetres apart; only near
+/// the antipode does it lose some (under a metre in 20 000 km). That is ample for the distance filter and significant-change (about 500 m, SPEC MODE-3),
 /// where the receivers' own error is metres.
 public enum GeoDistance {
     /// The mean Earth radius R₁ = (2a + b) / 3 of WGS84, in metres: the radius that minimises the sphere's

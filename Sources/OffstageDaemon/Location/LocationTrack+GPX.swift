@@ -25,11 +25,18 @@ extension LocationTrack {
                 if let error = collector.error { throw error }
                 let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "the XML is not well formed"
                 throw LocationTrackError(
-                    .malformedGPX, file: file, line: parser.lineNumber > 0 ? parser.lineNumber : nil,
+                    .malformedGPX, file: file, line: max(parser.lineNumber, collector.lastLine, 1),
                     problem: "not well-formed XML (\(reason))",
                     fix: "the file is truncated or not GPX; export the track again")
             }
             if let error = collector.error { throw error }
+            // libxml2 may accept a document that simply stops: an element still open means it was cut short.
+            if let open = collector.openElement {
+                throw LocationTrackError(
+                    .malformedGPX, file: file, line: max(collector.lastLine, 1),
+                    problem: "the file ends inside <\(open)>",
+                    fix: "the file is truncated; export or copy the track again")
+            }
             let chosen = ["trkpt", "rtept", "wpt"].lazy.map { kind in collector.points.filter { $0.kind == kind } }
                 .first { !$0.isEmpty } ?? []
             guard !chosen.isEmpty else {
@@ -139,6 +146,11 @@ extension LocationTrack {
         private(set) var points: [RawPoint] = []
         private(set) var error: LocationTrackError?
         private var stack: [String] = []
+        /// The line of the last element seen: where a truncated file stopped.
+        private(set) var lastLine = 0
+
+        /// The innermost element not closed, if the document ended early.
+        var openElement: String? { stack.last }
         private var current: RawPoint?
         private var text = ""
 
@@ -154,6 +166,7 @@ extension LocationTrack {
             qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
         ) {
             let name = Self.localName(elementName)
+            lastLine = parser.lineNumber
             if stack.isEmpty && name != "gpx" {
                 error = LocationTrackError(
                     .malformedGPX, file: file, line: parser.lineNumber,
@@ -178,6 +191,7 @@ extension LocationTrack {
             _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
         ) {
             let name = Self.localName(elementName)
+            lastLine = parser.lineNumber
             stack.removeLast()
             // Only direct children of a point: a <time> inside <extensions> is something else.
             if current != nil, let parent = stack.last, ["trkpt", "rtept", "wpt"].contains(parent) {

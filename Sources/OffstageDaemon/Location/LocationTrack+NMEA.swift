@@ -22,9 +22,11 @@ extension LocationTrack {
         /// The track in `data`; throws `LocationTrackError`.
         func read(_ data: Data) throws -> LocationTrack {
             var epochs: [NMEAEpoch] = []
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            // Split as bytes: in a Swift string "\r\n" is one character that "\n" would not match, and receivers
+            // end their sentences with CR LF.
+            let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             for (index, rawLine) in lines.enumerated() {
-                let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+                let line = String(decoding: rawLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("!") { continue }
                 let number = index + 1
                 guard line.hasPrefix("$") else {
@@ -71,7 +73,7 @@ extension LocationTrack {
             let body = line[line.index(after: line.startIndex)..<star]
             let stated = line[line.index(after: star)...]
             let computed = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
-            let computedText = String(format: "%02X", computed)
+            let computedText = String(format: "%02X", Int(computed))
             guard stated.count == 2, let value = UInt8(stated, radix: 16) else {
                 throw error(.checksumMismatch, number, "checksum *\(stated) is not two hex digits (it should be *\(computedText))",
                     "the line is truncated; re-record the log or remove the line")
