@@ -95,6 +95,8 @@ struct LocationGpsdIntegrationTests {
     static func stop(_ gpsfake: SpawnedProcess, children: Set<Int32>) {
         let all = children.union(gpsfake.isRunning ? Self.children(of: gpsfake.pid) : [])
         gpsfake.terminate()
+        // gpsfake leaves its control socket behind when terminated.
+        try? FileManager.default.removeItem(atPath: "/tmp/gpsfake-\(gpsfake.pid).sock")
         for pid in all {
             for signal in [SIGTERM, SIGKILL] {
                 guard FileManager.default.fileExists(atPath: "/proc/\(pid)") else { break }
