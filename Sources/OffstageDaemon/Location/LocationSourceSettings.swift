@@ -1,0 +1,82 @@
+/// Every number the location sources use (SPEC MODE-3), with its default; the daemon's configuration fills it.
+public struct LocationSourceSettings: Hashable, Sendable, Codable {
+    // MARK: Tracks
+
+    /// Seconds between consecutive points of a GPX file whose points carry no `<time>`. Default 1 s, the rate
+    /// of most receivers.
+    public var untimedPointSpacing: Double = 1
+    /// Metres of error per unit of dilution of precision (the user equivalent range error): accuracy is
+    /// HDOP (or VDOP) × this when a track gives a DOP but no error estimate. Default 5 m, a typical consumer
+    /// GPS error.
+    public var userEquivalentRangeError: Double = 5
+    /// Horizontal accuracy in metres given to a point whose source estimates none (no GST, no HDOP, no gpsd
+    /// `eph`/`epx`/`epy`). Default 10 m, a cautious figure for an unaided consumer receiver.
+    public var defaultHorizontalAccuracy: Double = 10
+
+    // MARK: Replay
+
+    /// How much faster than recorded a track is replayed: 1 is real time, 10 is ten times faster. At least
+    /// `minimumReplaySpeed`. Default 1.
+    public var replaySpeed: Double = 1
+    /// Whether a replay starts again from the first point after the last. Default false.
+    public var replayLoops: Bool = false
+    /// Track seconds between the last point of a looping replay and the first point of the next pass (scaled by
+    /// `replaySpeed` like the track's own gaps). Default 1 s.
+    public var replayLoopGap: Double = 1
+
+    // MARK: gpsd
+
+    /// Host of the gpsd to read: a name or an IPv4/IPv6 address. Default 127.0.0.1, gpsd's own default.
+    public var gpsdHost: String = "127.0.0.1"
+    /// TCP port of gpsd. Default 2947, gpsd's registered port.
+    public var gpsdPort: Int = 2947
+    /// Seconds to wait for the TCP connection and then for gpsd's VERSION banner before calling the attempt
+    /// failed. Default 5 s.
+    public var gpsdConnectTimeout: Double = 5
+    /// Seconds before the first reconnection after gpsd is lost; each failed attempt doubles it. Default 0.5 s.
+    public var gpsdReconnectInitialDelay: Double = 0.5
+    /// The most seconds between reconnection attempts. Default 30 s, so a gpsd that comes back is found within
+    /// half a minute without hammering a host where it never runs.
+    public var gpsdReconnectMaximumDelay: Double = 30
+    /// Longest JSON line accepted from gpsd, in bytes; a longer one is counted as malformed and skipped.
+    /// Default 64 KiB: gpsd's longest reports (SKY with many satellites) are a few KiB.
+    public var gpsdMaximumLineLength: Int = 65_536
+
+    /// The slowest replay speed accepted: below it a 1 s gap would take more than a minute and a half.
+    public static let minimumReplaySpeed = 0.01
+
+    /// The defaults above.
+    public init() {}
+
+    /// What is wrong with these settings, one sentence each with its fix; empty when they are usable. The
+    /// sources clamp what they must (a replay below `minimumReplaySpeed` runs at it), so a configuration reader
+    /// should report these rather than rely on the clamping.
+    public var problems: [String] {
+        var problems: [String] = []
+        if !(replaySpeed >= Self.minimumReplaySpeed && replaySpeed.isFinite) {
+            problems.append("replay speed \(replaySpeed) is below \(Self.minimumReplaySpeed); give a factor of 0.01 or more")
+        }
+        if !(untimedPointSpacing > 0 && untimedPointSpacing.isFinite) {
+            problems.append("untimed point spacing \(untimedPointSpacing) s is not positive; give seconds such as 1")
+        }
+        if !(replayLoopGap >= 0 && replayLoopGap.isFinite) {
+            problems.append("replay loop gap \(replayLoopGap) s is negative; give 0 or more seconds")
+        }
+        if !(1...65_535).contains(gpsdPort) {
+            problems.append("gpsd port \(gpsdPort) is not a TCP port; give 1 to 65535 (gpsd listens on 2947)")
+        }
+        if gpsdHost.isEmpty { problems.append("the gpsd host is empty; give a name or address such as 127.0.0.1") }
+        if !(gpsdConnectTimeout > 0) { problems.append("the gpsd connect timeout must be more than 0 s") }
+        if !(gpsdReconnectInitialDelay > 0 && gpsdReconnectInitialDelay <= gpsdReconnectMaximumDelay) {
+            problems.append("gpsd reconnect delays must satisfy 0 < initial ≤ maximum")
+        }
+        if gpsdMaximumLineLength < 1024 { problems.append("the gpsd line limit must be at least 1024 bytes") }
+        for (name, value) in [
+            ("user equivalent range error", userEquivalentRangeError),
+            ("default horizontal accuracy", defaultHorizontalAccuracy),
+        ] where !(value > 0 && value.isFinite) {
+            problems.append("\(name) \(value) m is not positive; give metres such as 5")
+        }
+        return problems
+    }
+}
