@@ -4,8 +4,14 @@ import PackageDescription
 /// Warnings are errors in every target of the project.
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
-/// The example apps: each is a real app on the SDK, installed as a bundle with the `Info.plist` beside its source.
-let exampleApps = ["FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp"]
+/// The example apps: each is a real app on the SDK, installed as a bundle with the `Info.plist` beside its source
+/// (and, for some, resources: the player's playlist).
+let exampleApps = [
+    "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
+]
+
+/// Folders an example ships in its bundle beside the executable (not compiled).
+let exampleResources = ["Player": ["Playlist"]]
 
 let package = Package(
     name: "Offstage",
@@ -90,7 +96,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        .testTarget(name: "OffstageTests", dependencies: ["Offstage"], swiftSettings: strict),
+        // A private PulseAudio server with a null sink, started and ended by pid, for the tests of real sound.
+        .target(name: "SoundServer", path: "Tests/SoundServer", swiftSettings: strict),
+        .testTarget(name: "OffstageTests", dependencies: ["Offstage", "SoundServer"], swiftSettings: strict),
         .testTarget(
             name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
             swiftSettings: strict),
@@ -107,7 +115,7 @@ let package = Package(
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness"]
+            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness", "SoundServer"]
                 + exampleApps.map { .target(name: $0) },
             swiftSettings: strict
         ),
@@ -123,7 +131,7 @@ let package = Package(
             name: name,
             dependencies: ["Offstage"],
             path: "Examples/\(name)",
-            exclude: ["Info.plist"],
+            exclude: ["Info.plist"] + (exampleResources[name] ?? []),
             swiftSettings: strict
         )
     }

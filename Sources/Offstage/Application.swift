@@ -43,6 +43,8 @@ public final class Application {
         let application = Application.shared
         application.delegate = delegate
         application.link.start()
+        // Players tell the daemon when they play, so a playing app keeps running in the background (SPEC MODE-1).
+        AudioSession.shared.observePlayers()
         // Callbacks are read and handled on the main thread itself, in the order they arrived.
         MainLoop.run(link: application.link) { callback in application.handle(callback) }
     }
@@ -89,6 +91,18 @@ public final class Application {
         let identifier = beginBackgroundTask(withName: name) { work.cancel() }
         defer { endBackgroundTask(identifier) }
         return try await work.value
+    }
+
+    // MARK: Bundle
+
+    /// The app's installed bundle folder, where the resources it shipped beside its executable are (the daemon
+    /// installs a copy of the bundle; this is that copy). Falls back to the executable's folder for an app started
+    /// by hand.
+    nonisolated public static var bundleURL: URL {
+        if let path = ProcessInfo.processInfo.environment["OFFSTAGE_BUNDLE_DIR"], !path.isEmpty {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
     // MARK: Device
@@ -158,6 +172,12 @@ public final class Application {
             }
         case "runTask", "performFetch", "taskExpiring":
             handleScheduledWork(callback)
+        case "keepAlive", "voipSocket":
+            handleVoIP(callback)
+        case "audioInterruption":
+            if let event = callback.audioInterruption {
+                AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)
+            }
         default:
             // A newer daemon may send kinds this SDK does not know: answer so it is not held up.
             break

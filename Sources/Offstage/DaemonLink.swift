@@ -63,6 +63,7 @@ final class DaemonLink: Sendable {
     }
 
     private func attachLoop() {
+        var attachedBefore = false
         var delay = 0.05
         var waitingReported = false
         while true {
@@ -88,7 +89,11 @@ final class DaemonLink: Sendable {
                     delay = 0.05
                     waitingReported = false
                     let stream = AttachedStream(connection: connection, replies: replies, earlyCallbacks: early)
+                    let again = attachedBefore
+                    attachedBefore = true
                     attached.withLock { $0 = stream }
+                    // A restarted daemon forgot what the app registered for its modes: registered again.
+                    if again { VoIPRegistration.shared.reattached(link: self) }
                     // Wakes the main loop, which polls the new stream from now on.
                     DispatchQueue.main.async {}
                     stream.ended.wait()

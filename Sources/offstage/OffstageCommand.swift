@@ -21,7 +21,7 @@ struct OffstageCommand: ParsableCommand {
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
             ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
-            RunTask.self, ExpireTask.self, Fetch.self, Metrics.self, MakeBundle.self,
+            RunTask.self, ExpireTask.self, Fetch.self, Audio.self, Metrics.self, MakeBundle.self,
         ]
     )
 
@@ -62,7 +62,18 @@ struct OffstageCommand: ParsableCommand {
             }
         }
         guard let verb = rest.first, !verb.hasPrefix("-") else { return arguments }
-        return [verb] + leading + rest.dropFirst()
+        // A verb group (`audio sessions`): the options go after the whole path, to the verb that parses them.
+        var path = [verb]
+        rest = rest.dropFirst()
+        var command = configuration.subcommands.first { $0._commandName == verb }
+        while let group = command, let next = rest.first,
+            let sub = group.configuration.subcommands.first(where: { $0._commandName == next })
+        {
+            path.append(next)
+            rest = rest.dropFirst()
+            command = sub
+        }
+        return path + leading + rest
     }
 }
 

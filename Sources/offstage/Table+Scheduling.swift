@@ -29,8 +29,11 @@ extension Table {
     }
 
     static func explain(_ reply: ControlInterface.ExplainReply, app: String) -> String {
-        guard !reply.tasks.isEmpty else { return "\(app) has no pending or running background work" }
-        var lines: [String] = []
+        var lines: [String] = reply.modeHolds.map { "mode \($0)" }
+        if let because = reply.suspendedBecause { lines.append("suspended: \(because)") }
+        guard !reply.tasks.isEmpty else {
+            return (lines + ["\(app) has no pending or running background work"]).joined(separator: "\n")
+        }
         for task in reply.tasks {
             var head = "\(task.identifier) (\(task.kind), \(task.state))"
             if let earliest = task.earliestBegin { head += ", not before \(time(earliest))" }

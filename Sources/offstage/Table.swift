@@ -5,7 +5,7 @@ import OffstageProtocol
 enum Table {
     static func apps(_ apps: [ControlInterface.App]) -> String {
         guard !apps.isEmpty else { return "no apps installed" }
-        var rows = [["ID", "STATE", "PID", "TASKS", "REMAINING", "LAST EXIT"]]
+        var rows = [["ID", "STATE", "PID", "TASKS", "REMAINING", "MODES", "LAST EXIT"]]
         for app in apps {
             let remaining = app.backgroundTimeRemaining.map { String(format: "%.1f s", $0) } ?? "-"
             var state = app.state
@@ -13,7 +13,7 @@ enum Table {
             if app.forceQuit { state += " (force-quit)" }
             rows.append([
                 app.id, state, app.pid.map(String.init) ?? "-", String(app.backgroundTasks), remaining,
-                app.lastTermination ?? "-",
+                app.activeModes.isEmpty ? "-" : app.activeModes.joined(separator: ","), app.lastTermination ?? "-",
             ])
         }
         return layout(rows)

@@ -162,8 +162,13 @@ final class DaemonHarness: @unchecked Sendable {
 
     // MARK: Bundles
 
-    /// Builds a bundle folder for an example app with the given manifest keys (merged over the defaults).
-    func bundle(_ example: String, id: String, _ keys: [String: Any] = [:]) throws -> String {
+    /// The examples' sources, where the resources some of them bundle live (the player's playlist).
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Examples")
+
+    /// Builds a bundle folder for an example app with the given manifest keys (merged over the defaults), and the
+    /// example's resource folders copied beside the executable.
+    func bundle(_ example: String, id: String, _ keys: [String: Any] = [:], resources: [String] = []) throws -> String {
         let folder = root.appendingPathComponent("bundles/\(id)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var manifest: [String: Any] = ["CFBundleIdentifier": id, "CFBundleExecutable": example]
@@ -173,12 +178,17 @@ final class DaemonHarness: @unchecked Sendable {
         let executable = folder.appendingPathComponent(example)
         try? FileManager.default.removeItem(at: executable)
         try FileManager.default.copyItem(at: Self.products.appendingPathComponent(example), to: executable)
+        for resource in resources {
+            let target = folder.appendingPathComponent(resource)
+            try? FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("\(example)/\(resource)"), to: target)
+        }
         return folder.path
     }
 
     /// Installs an example app as `id`.
-    func install(_ example: String, id: String, _ keys: [String: Any] = [:]) throws {
-        try ok("install", try bundle(example, id: id, keys))
+    func install(_ example: String, id: String, _ keys: [String: Any] = [:], resources: [String] = []) throws {
+        try ok("install", try bundle(example, id: id, keys, resources: resources))
     }
 
     /// The folder of the installed version of `id` in the daemon's state (`bundles/<id>@<token>`).
@@ -250,6 +260,17 @@ enum ProcessProbe {
 
     /// CPU seconds the process and its threads used.
     static func cpu(_ pid: Int32) -> Double { stat(pid)?.cpu ?? -1 }
+
+    /// Nanoseconds on the CPU of every thread of the process, from the scheduler's own accounting
+    /// (`/proc/PID/task/TID/schedstat`): exact where `stat`'s ticks (10 ms) are too coarse for a process that does
+    /// little, such as a player writing audio at its real-time pace.
+    static func cpuNanoseconds(_ pid: Int32) -> UInt64 {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+            return total + (text.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
+        }
+    }
 
     /// Whether the process's cgroup says it is frozen (cgroup v2 `frozen 1`, or v1 FROZEN), or its state is `T`.
     /// Mount points come from /proc/self/mountinfo.

@@ -1,4 +1,5 @@
 import Foundation
+import SoundServer
 import Testing
 
 @testable import Offstage

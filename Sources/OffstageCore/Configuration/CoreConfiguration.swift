@@ -53,6 +53,16 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// An earliest begin date this far in the past is refused as a mistake; a nearer past date means "now".
     /// Default 86,400 s (a day).
     public var maximumEarliestBeginPast: Double = 86_400
+    /// The shortest VoIP keep-alive timeout an app may set (SPEC MODE-2). Default 600 s.
+    public var keepAliveMinimumTimeout: Double = 600
+    /// A keep-alive handler must return within this, or the app is terminated (SPEC MODE-2). Default 30 s.
+    public var keepAliveHandlerTime: Double = 30
+    /// A keep-alive handler may run this long before its timeout expires, to join a wake-up that happens anyway
+    /// (SPEC SCH-7). Default 120 s.
+    public var keepAliveTolerance: Double = 120
+    /// An app woken by data on its VoIP socket (or an accessory event) has this long to handle it (SPEC MODE-2,
+    /// MODE-4). Default 10 s.
+    public var voipSocketEventTime: Double = 10
     /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
     /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
     public var utcOffsetSeconds: Int?
@@ -68,6 +78,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case refreshRuntime, processingRuntime, taskExpirationGrace, maxProcessingRequests, minimumBatteryLevel
         case dailyBackgroundBudget, idleDelay, minimumFetchInterval, usageHalfLifeDays, maximumEarliestBeginAhead
         case maximumEarliestBeginPast, utcOffsetSeconds
+        case keepAliveMinimumTimeout, keepAliveHandlerTime, keepAliveTolerance, voipSocketEventTime
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +113,10 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         usageHalfLifeDays = try value(.usageHalfLifeDays, defaults.usageHalfLifeDays)
         maximumEarliestBeginAhead = try value(.maximumEarliestBeginAhead, defaults.maximumEarliestBeginAhead)
         maximumEarliestBeginPast = try value(.maximumEarliestBeginPast, defaults.maximumEarliestBeginPast)
+        keepAliveMinimumTimeout = try value(.keepAliveMinimumTimeout, defaults.keepAliveMinimumTimeout)
+        keepAliveHandlerTime = try value(.keepAliveHandlerTime, defaults.keepAliveHandlerTime)
+        keepAliveTolerance = try value(.keepAliveTolerance, defaults.keepAliveTolerance)
+        voipSocketEventTime = try value(.voipSocketEventTime, defaults.voipSocketEventTime)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {
@@ -134,6 +149,9 @@ extension CoreConfiguration {
     var budget: Duration { .seconds(double: backgroundTaskBudget) }
     var warning: Duration { .seconds(double: expirationWarning) }
     var taskGrace: Duration { .seconds(double: taskExpirationGrace) }
+    var keepAliveHandler: Duration { .seconds(double: keepAliveHandlerTime) }
+    var keepAliveWindow: Duration { .seconds(double: max(keepAliveTolerance, keepAliveHandlerTime)) }
+    var voipSocketEvent: Duration { .seconds(double: voipSocketEventTime) }
     var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds ?? 0) }
 
     /// The runtime of a task of this kind.

@@ -21,6 +21,11 @@ public enum CoreAction: Hashable, Sendable {
     /// The app is uninstalled and its process gone: remove everything kept for it, including the bundle folder of
     /// the installed version (and only that one).
     case forget(AppID, bundlePath: String)
+    /// Watch (armed) or stop watching the socket the app handed off, known by `token`; report data or a hang-up with
+    /// ``OffstageCore/voipSocketEvent(_:token:closed:at:)``. Never read it: the data is the app's (SPEC MODE-2).
+    case watchSocket(AppID, token: UInt64, armed: Bool)
+    /// Close the socket the app handed off and forget it.
+    case closeSocket(AppID, token: UInt64)
 }
 
 /// How to launch an app.

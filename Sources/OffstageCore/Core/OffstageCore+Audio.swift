@@ -3,14 +3,14 @@
 extension OffstageCore {
     /// The app sets its audio session's category and options and activates or deactivates it.
     ///
-    /// - Returns: whether the session, as configured now, would keep the app playing in the background (false tells
-    ///   the SDK to warn the developer: the category stops in the background, or the `audio` mode is not declared,
-    ///   SPEC MODE-6), and the actions.
+    /// - Returns: whether playback in the session, as configured now, goes on in the background — denied, with the
+    ///   reason, when the category stops in the background or the `audio` mode is not declared (SPEC MODE-6), so the
+    ///   SDK can warn the developer at once —, and the actions.
     /// - Throws: ``CoreError/Code/cannotInterruptOthers`` when the foreground app's audio or an interruption holds
     ///   the audio; nothing changes then.
     public mutating func setAudioSession(
         _ id: AppID, pid: Int32, _ request: AudioSessionRequest, at now: Instant
-    ) throws(CoreError) -> (backgroundAudio: Bool, actions: [CoreAction]) {
+    ) throws(CoreError) -> (background: ModeHold, actions: [CoreAction]) {
         _ = try runningProcess(id, pid: pid)
         let foreground = device.foregroundApp.flatMap { apps[$0]?.process?.phase.isForeground == true ? $0 : nil }
         let actions: [ModeAction]
@@ -22,7 +22,7 @@ extension OffstageCore {
         }
         perform(actions, now)
         let declared = apps[id]?.app.manifest.backgroundModes.contains(.audio) ?? false
-        return (declared && request.category.continuesInBackground, finish(now))
+        return (AudioSessions.backgroundVerdict(request.category, declared: declared), finish(now))
     }
 
     /// The app's players started or stopped playing.

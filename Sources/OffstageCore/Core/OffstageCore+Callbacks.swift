@@ -58,6 +58,8 @@ extension OffstageCore {
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
         case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption: now + configuration.callback
+        case .keepAlive: now + configuration.keepAliveHandler
+        case .voipSocket: now + configuration.voipSocketEvent
         }
     }
 
@@ -121,6 +123,7 @@ extension OffstageCore {
     /// Brings every part of an app up to date at `now`: due expirations, watchdogs, escalations, the next
     /// callback, and the suspension decision.
     mutating func settle(_ id: AppID, _ now: Instant) {
+        if settleModes(id, now) { return }
         guard let process = apps[id]?.process else { return }
         if let termination = process.termination {
             if let at = termination.escalateAt, now >= at { escalate(id, now) }
@@ -157,7 +160,7 @@ extension OffstageCore {
     mutating func decideSuspension(_ id: AppID, _ now: Instant) {
         guard var process = apps[id]?.process else { return }
         let idle = process.phase == .background && process.launchCompleted && process.attached && !process.frozen
-            && process.termination == nil && !process.isBusy && !heldByMode(id)
+            && process.termination == nil && !process.isBusy && !heldByMode(id, now)
         if !idle {
             process.suspendAt = nil
         } else {
@@ -167,8 +170,12 @@ extension OffstageCore {
                 process.suspendAt = nil
                 process.frozen = true
                 process.phase = .suspended
+                process.suspendedBecause = suspensionReason(id, now)
                 emit(.freeze(id, pid: pid))
                 log(now, id, .state, "suspended", state: .suspended)
+                apps[id]?.process = process
+                perform(modes.frozen(id), now)
+                return
             } else {
                 process.suspendAt = at
             }
@@ -176,14 +183,23 @@ extension OffstageCore {
         apps[id]?.process = process
     }
 
+    /// Why an idle app is suspended: nothing held it, and the modes that would have but may not.
+    func suspensionReason(_ id: AppID, _ now: Instant) -> String {
+        let denied = modeHolds(of: id, at: now).filter { $0.verdict == .denied }
+        guard !denied.isEmpty else { return "nothing kept it running (no background task, active mode or running task)" }
+        return "no mode may keep it running: " + denied.map(\.description).joined(separator: "; ")
+    }
+
     /// Thaws a suspended app so it can run again (in the background until something moves it to the front).
     mutating func resume(_ id: AppID, _ now: Instant) {
         guard var process = apps[id]?.process, process.frozen, let pid = process.pid else { return }
         process.frozen = false
         process.phase = .background
+        process.suspendedBecause = nil
         apps[id]?.process = process
         emit(.thaw(id, pid: pid))
         log(now, id, .thaw, "thawed")
+        perform(modes.thawed(id), now)
         touched.insert(id)
         scheduleAgain(id)
     }
@@ -195,6 +211,8 @@ extension OffstageCore {
         case .willTerminate: configuration.willTerminate
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption: configuration.callback
+        case .keepAlive: configuration.keepAliveHandler
+        case .voipSocket: configuration.voipSocketEvent
         }
     }
 }

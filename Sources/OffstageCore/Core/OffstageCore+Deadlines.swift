@@ -27,9 +27,16 @@ extension OffstageCore {
         return result
     }
 
-    /// Recomputes the app's entry in ``processDeadlines`` from its process as it is now.
+    /// The app's earliest deadline: its process's, or a mode's (which may exist with no process: a relaunch).
+    func earliestDeadline(of id: AppID) -> Instant? {
+        guard apps[id] != nil else { return nil }
+        let process = apps[id]?.process.flatMap { Self.deadlines(of: $0).min() }
+        return [process, modeDeadline(of: id)].compactMap { $0 }.min()
+    }
+
+    /// Recomputes the app's entry in ``processDeadlines`` from its process and modes as they are now.
     mutating func refreshProcessDeadline(_ id: AppID) {
-        let earliest = apps[id]?.process.flatMap { Self.deadlines(of: $0).min() }
+        let earliest = earliestDeadline(of: id)
         if processDeadlines[id] != earliest { processDeadlines[id] = earliest }
     }
 
@@ -39,8 +46,7 @@ extension OffstageCore {
     public func processDeadlinesOutOfDate() -> [AppID] {
         var outOfDate: [AppID] = []
         for id in Set(apps.keys).union(processDeadlines.keys).sorted() {
-            let expected = apps[id]?.process.flatMap { Self.deadlines(of: $0).min() }
-            if processDeadlines[id] != expected { outOfDate.append(id) }
+            if processDeadlines[id] != earliestDeadline(of: id) { outOfDate.append(id) }
         }
         return outOfDate
     }

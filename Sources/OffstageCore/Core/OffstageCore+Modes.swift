@@ -2,17 +2,41 @@
 /// callbacks, thaws and suspension decisions here, so the lifecycle code only asks "does any mode hold this app?".
 extension OffstageCore {
     /// What each mode says about the app: which keep it running, and which would but may not (SPEC LC-4, MODE-6).
-    public func modeHolds(of id: AppID) -> [ModeHold] {
+    public func modeHolds(of id: AppID, at now: Instant) -> [ModeHold] {
         guard let entry = apps[id], let process = entry.process else { return [] }
         let context = ModeContext(
             declared: entry.app.manifest.backgroundModes, backgroundActivity: entry.app.settings.backgroundActivity,
-            inForeground: process.phase.isForeground)
+            inForeground: process.phase.isForeground, now: now)
         return modes.holds(id, context)
     }
 
     /// Whether a mode keeps the app running.
-    func heldByMode(_ id: AppID) -> Bool {
-        modeHolds(of: id).contains { $0.verdict == .holds }
+    func heldByMode(_ id: AppID, _ now: Instant) -> Bool {
+        modeHolds(of: id, at: now).contains { $0.verdict == .holds }
+    }
+
+    /// The app's earliest deadline in any mode (even with no process: a relaunch).
+    func modeDeadline(of id: AppID) -> Instant? {
+        modes.voip.deadline(of: id, handlerTime: configuration.keepAliveHandler)
+    }
+
+    /// Does what the modes have due for the app at `now`; true when the app was launched (nothing else to settle).
+    mutating func settleModes(_ id: AppID, _ now: Instant) -> Bool {
+        if modes.voip.expireHandling(id, at: now) { touched.insert(id) }
+        if apps[id]?.process == nil {
+            guard let at = modes.voip.relaunchAt[id], now >= at else { return false }
+            modes.voip.relaunchDone(id)
+            guard let entry = apps[id], mayLaunchInBackground(entry) else { return false }
+            log(now, id, .mode, "launching again: a VoIP app that exited abnormally is relaunched")
+            launch(id, .voip, now)
+            return true
+        }
+        if !modes.voip.keepAlivesDue(at: now, joiningWakeUp: false, handlerTime: configuration.keepAliveHandler,
+            tolerance: configuration.keepAliveWindow).filter({ $0 == id }).isEmpty
+        {
+            runKeepAlives(leadingWith: id, now)
+        }
+        return false
     }
 
     /// Carries out what a mode component decided.
@@ -30,6 +54,8 @@ extension OffstageCore {
                 if apps[id]?.process != nil { touched.insert(id) }
             case .log(let id, let message):
                 log(now, id, .mode, message)
+            case .shell(let action):
+                emit(action)
             }
         }
     }

@@ -11,6 +11,7 @@ extension OffstageCore {
         process.queue = foreground ? [.didFinishLaunching(reason), .didBecomeActive] : [.didFinishLaunching(reason)]
         if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
         apps[id]?.process = process
+        modes.voip.relaunchDone(id)
         scheduleAgain(id)
         emit(.launch(id, LaunchPlan(launch: process.launch, reason: reason)))
         log(now, id, .state, foreground ? "launching (\(reason.rawValue))" : "launching into the background (\(reason.rawValue))",
@@ -65,7 +66,7 @@ extension OffstageCore {
         }
         entry.process = nil
         apps[id] = entry
-        perform(modes.processEnded(id), now)
+        perform(modes.processEnded(id, relaunch: voipRelaunch(entry, status, now)), now)
         let record = entry.durable.lastTermination!
         log(now, id, .exit, record.summary, state: .notRunning)
         if device.foregroundApp == id && !entry.pendingOpen {

@@ -16,7 +16,10 @@ extension OffstageCore {
 
     /// Whether the device is awake anyway: the screen is on, or scheduled work is already running.
     var isAwake: Bool {
-        !device.locked || apps.values.contains { entry in entry.process.map { !$0.frozen && !$0.runs.isEmpty } ?? false }
+        !device.locked
+            || apps.values.contains { entry in
+                entry.process.map { !$0.frozen && (!$0.runs.isEmpty || $0.inFlight?.kind == .keepAlive) } ?? false
+            }
     }
 
     /// The app's pending requests, with its legacy fetch as one more when the manifest declares `fetch`.
@@ -136,6 +139,8 @@ extension OffstageCore {
             guard let candidate = candidates.first(where: { $0.key == key }) else { continue }
             startRun(key.app, candidate.request, forced: false, now, why: decision.why[key])
         }
+        // Keep-alive handlers whose window is open share this wake-up (SPEC SCH-7).
+        if !chosen.isEmpty { runKeepAlives(leadingWith: nil, now) }
         consider(decision.nextCheck)
         if let check = decision.nextCheck, check <= now, chosen.isEmpty {
             // A policy that asks to be asked again now without running anything would spin: look again in a second.

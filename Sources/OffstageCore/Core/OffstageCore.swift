@@ -79,7 +79,8 @@ public struct OffstageCore: Sendable {
             terminating: process?.termination.map { $0.reason.description },
             forceQuit: entry.durable.forceQuit, lastTermination: entry.durable.lastTermination,
             backgroundModes: entry.app.manifest.backgroundModes.sorted { $0.rawValue < $1.rawValue },
-            exitsOnSuspend: exitsOnSuspend(entry), modeHolds: process?.frozen == false ? modeHolds(of: id) : [])
+            exitsOnSuspend: exitsOnSuspend(entry), modeHolds: process?.frozen == false ? modeHolds(of: id, at: now) : [],
+            suspendedBecause: process?.frozen == true ? process?.suspendedBecause : nil)
     }
 
     /// The status of every app, sorted by id.

@@ -36,6 +36,9 @@ public struct AppProcess: Hashable, Sendable {
     public var runs: [TaskRun] = []
     /// When the app will be suspended if it stays idle in the background (SPEC LC-4).
     public var suspendAt: Instant?
+    /// Why the app was last suspended, for `offstage apps` and `explain`: nothing held it, and which mode would have
+    /// but may not (SPEC MODE-6, SET-2).
+    public var suspendedBecause: String?
     /// Termination in progress.
     public var termination: TerminationProgress?
     /// When the launch began.
@@ -131,6 +134,9 @@ public struct AppStatus: Hashable, Sendable, Codable {
     public var exitsOnSuspend: Bool
     /// What each background mode says about the running app: which keep it running, and which would but may not.
     public var modeHolds: [ModeHold] = []
+
+    /// Why the app is suspended, while it is.
+    public var suspendedBecause: String?
 
     /// The modes keeping the app running now (SPEC §7).
     public var activeModes: [BackgroundMode] { modeHolds.filter { $0.verdict == .holds }.map(\.mode) }

@@ -42,6 +42,10 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case taskExpiring(run: UInt64)
     /// An audio interruption began or ended (`AVAudioSession.interruptionNotification`, SPEC MODE-1).
     case audioInterruption(AudioInterruption)
+    /// The VoIP keep-alive handler (`setKeepAliveTimeout(_:handler:)`, SPEC MODE-2).
+    case keepAlive
+    /// Data arrived on the socket the app handed off, or its peer closed it (SPEC MODE-2).
+    case voipSocket(closed: Bool)
 
     /// The callback's wire name.
     public var name: String {
@@ -57,6 +61,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .performFetch: "performFetch"
         case .taskExpiring: "taskExpiring"
         case .audioInterruption: "audioInterruption"
+        case .keepAlive: "keepAlive"
+        case .voipSocket: "voipSocket"
         }
     }
 

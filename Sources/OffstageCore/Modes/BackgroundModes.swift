@@ -6,6 +6,8 @@
 public struct BackgroundModes: Hashable, Sendable {
     /// Audio sessions and who has the audio (SPEC MODE-1).
     public internal(set) var audio = AudioSessions()
+    /// VoIP keep-alive handlers, handed-off sockets and relaunches (SPEC MODE-2).
+    public internal(set) var voip = VoIPMode()
 
     /// No mode active for any app.
     public init() {}
@@ -14,11 +16,19 @@ public struct BackgroundModes: Hashable, Sendable {
     func holds(_ app: AppID, _ context: ModeContext) -> [ModeHold] {
         var holds: [ModeHold] = []
         if let audio = audio.hold(app, context) { holds.append(audio) }
+        if let voip = voip.hold(app, context) { holds.append(voip) }
         return holds
     }
 
-    /// The app's process is gone: every mode that ends with the process lets go of it.
-    mutating func processEnded(_ app: AppID) -> [ModeAction] {
-        audio.processEnded(app)
+    /// The app's process is gone: every mode that ends with the process lets go of it; a VoIP app that exited
+    /// abnormally is launched again at `relaunch`.
+    mutating func processEnded(_ app: AppID, relaunch: Instant?) -> [ModeAction] {
+        audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch)
     }
+
+    /// The app's process tree was frozen.
+    mutating func frozen(_ app: AppID) -> [ModeAction] { voip.frozen(app) }
+
+    /// The app's process tree was thawed.
+    mutating func thawed(_ app: AppID) -> [ModeAction] { voip.thawed(app) }
 }

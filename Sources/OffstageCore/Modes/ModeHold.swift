@@ -40,12 +40,15 @@ public struct ModeContext: Hashable, Sendable {
     public var backgroundActivity: Bool
     /// Whether the app is in the foreground (inactive or active).
     public var inForeground: Bool
+    /// The time of the question.
+    public var now: Instant
 
     /// Creates a context.
-    public init(declared: Set<BackgroundMode>, backgroundActivity: Bool, inForeground: Bool) {
+    public init(declared: Set<BackgroundMode>, backgroundActivity: Bool, inForeground: Bool, now: Instant) {
         self.declared = declared
         self.backgroundActivity = backgroundActivity
         self.inForeground = inForeground
+        self.now = now
     }
 
     /// The reason a mode that is not declared gives no background time (SPEC MODE-6).
@@ -65,4 +68,6 @@ public enum ModeAction: Hashable, Sendable {
     case reconsider(AppID)
     /// Append to the event log.
     case log(AppID?, String)
+    /// An action for the shell as it is (watch or close a socket).
+    case shell(CoreAction)
 }

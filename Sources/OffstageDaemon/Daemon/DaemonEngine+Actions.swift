@@ -64,6 +64,10 @@ extension DaemonEngine {
             deviceUnsaved = true
         case .forget(let id, let bundlePath):
             forget(id, bundlePath: bundlePath)
+        case .watchSocket(_, let token, let armed):
+            voipSockets?.watch(token, armed: armed)
+        case .closeSocket(_, let token):
+            voipSockets?.close(token)
         }
     }
 
@@ -89,7 +93,9 @@ extension DaemonEngine {
         let dataDirectory = paths.data(id)
         var environment: [String: String] = [:]
         let inherited = ProcessInfo.processInfo.environment
-        for key in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME", "XDG_RUNTIME_DIR"] {
+        // Where the machine's sound server is (PULSE_SERVER) is a fact of the machine, like XDG_RUNTIME_DIR, where
+        // libpulse looks by default: an app that plays audio (SPEC MODE-1) must reach the server the user hears.
+        for key in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME", "XDG_RUNTIME_DIR", "PULSE_SERVER"] {
             environment[key] = inherited[key]
         }
         environment["PATH"] = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
@@ -98,6 +104,7 @@ extension DaemonEngine {
         environment["OFFSTAGE_APP_ID"] = id.rawValue
         environment["OFFSTAGE_LAUNCH_REASON"] = plan.reason.rawValue
         environment["OFFSTAGE_DATA_DIR"] = dataDirectory
+        environment["OFFSTAGE_BUNDLE_DIR"] = entry.app.bundlePath
         let request = SpawnRequest(
             executable: entry.app.bundlePath + "/" + manifest.executable, arguments: manifest.linux.arguments,
             environment: environment, workingDirectory: dataDirectory, outputPath: paths.output(id))

@@ -28,6 +28,8 @@ public final class DaemonEngine: @unchecked Sendable {
     /// Runs slow work (copying a bundle) off the loop.
     let threadPool: NIOThreadPool
     var watcher: ExitWatcher!
+    /// The sockets VoIP apps handed off (SPEC MODE-2); nil until the service starts it.
+    var voipSockets: VoIPSockets?
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]
@@ -181,6 +183,8 @@ public final class DaemonEngine: @unchecked Sendable {
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
         // decided now, not at the first input.
         apply(core.recover(at: now))
+        // VoIP apps run from the start (SPEC MODE-2): those not found alive are launched into the background.
+        apply(core.launchAtBoot(at: now))
     }
 
     // MARK: Applying actions

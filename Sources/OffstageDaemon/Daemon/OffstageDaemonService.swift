@@ -65,11 +65,22 @@ public struct OffstageDaemonService: Service {
         }
         server.register(AppService(engine: engine))
         server.register(ControlService(engine: engine))
+        server.register(ModesService(engine: engine))
+        server.register(ModesControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
         // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
         server.holdFinalReplies { engine.durableWrite }
+        let voipSockets: VoIPSockets
+        do {
+            voipSockets = try VoIPSockets(path: ModesInterface.handOffSocketPath(forMain: configuration.socketPath), engine: engine)
+        } catch {
+            watcher.shutdown()
+            try? await server.close()
+            throw error
+        }
         try await loop.submit {
             engine.watcher = watcher
+            engine.voipSockets = voipSockets
             engine.start()
         }.get()
         let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
@@ -84,6 +95,7 @@ public struct OffstageDaemonService: Service {
         logger.notice("stopping: ending apps")
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
+        voipSockets.stop()
         conditions?.shutdown()
         watcher.shutdown()
         control.removeAll()

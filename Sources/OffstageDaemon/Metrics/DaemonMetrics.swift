@@ -217,7 +217,8 @@ public final class DaemonMetrics: Sendable {
 /// The `callback` label: one value per kind of callback, so the series are known when the daemon starts.
 enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
-    case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption
+    case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
+    case voipSocket
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -233,6 +234,8 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .performFetch: self = .performFetch
         case .taskExpiring: self = .taskExpiring
         case .audioInterruption: self = .audioInterruption
+        case .keepAlive: self = .keepAlive
+        case .voipSocket: self = .voipSocket
         }
     }
 

@@ -64,17 +64,17 @@ struct AppService: VarlinkInterface {
 }
 
 extension DaemonEngine {
-    /// The calling app, or `NotAnApp`.
-    func requireApp(_ context: VarlinkCallContext) throws(VarlinkError) -> (AppID, Int32) {
+    /// The calling app, or `NotAnApp` of `interface`.
+    func requireApp(_ context: VarlinkCallContext, in interface: String = AppInterface.name) throws(VarlinkError) -> (AppID, Int32) {
         guard case .app(let id, let pid) = identify(context) else {
-            throw notAnApp(context.peer.pid)
+            throw notAnApp(context.peer.pid, in: interface)
         }
         return (id, pid)
     }
 
-    func notAnApp(_ pid: Int32) -> VarlinkError {
+    func notAnApp(_ pid: Int32, in interface: String = AppInterface.name) -> VarlinkError {
         VarlinkError(
-            "io.offstage.App.NotAnApp",
+            "\(interface).NotAnApp",
             parameters: [
                 "pid": .number(Double(pid)),
                 "message": .string("process \(pid) belongs to no installed app"),

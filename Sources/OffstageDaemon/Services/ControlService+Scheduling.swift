@@ -31,9 +31,11 @@ extension ControlService {
                 let tasks = try engine.query { () throws(CoreError) in
                     try engine.core.explain(id, identifier: parameters.identifier, at: now)
                 }
+                let status = engine.core.status(of: id, at: now)
                 responder.reply(ControlInterface.ExplainReply(
                     tasks: tasks.map(ControlInterface.TaskMessage.init),
-                    conditions: ControlInterface.Conditions(engine.core.conditions(at: now))))
+                    conditions: ControlInterface.Conditions(engine.core.conditions(at: now)),
+                    modeHolds: status?.modeHolds.map(\.description) ?? [], suspendedBecause: status?.suspendedBecause))
             },
             "RunTask": { context, request, responder in
                 try engine.requireUser(context)

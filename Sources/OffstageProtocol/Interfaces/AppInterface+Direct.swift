@@ -109,17 +109,30 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"taskKind\":")
             json.string(taskKind)
         }
+        if let audioInterruption {
+            json.raw(",\"audioInterruption\":{\"began\":")
+            json.bool(audioInterruption.began)
+            json.raw(",\"shouldResume\":")
+            json.bool(audioInterruption.shouldResume)
+            json.raw(",\"reason\":")
+            json.string(audioInterruption.reason)
+            json.raw("}")
+        }
+        if let socketClosed {
+            json.raw(",\"socketClosed\":")
+            json.bool(socketClosed)
+        }
         json.raw("}")
     }
 
     init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
-        // Task id lists are rare (expiration handlers): Foundation reads them.
-        guard !object.has("taskIds") else { throw VarlinkDirectObject.Unusable() }
+        // Task id lists (expiration handlers) and interruptions are rare: Foundation reads them.
+        guard !object.has("taskIds"), !object.has("audioInterruption") else { throw VarlinkDirectObject.Unusable() }
         self.init(
             id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),
             launchReason: try object.string("launchReason"), deadline: try object.double("deadline"),
             run: try object.unsigned("run"), taskIdentifier: try object.string("taskIdentifier"),
-            taskKind: try object.string("taskKind"))
+            taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"))
     }
 }
 

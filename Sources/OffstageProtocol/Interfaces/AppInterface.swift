@@ -22,7 +22,8 @@ public enum AppInterface {
         type Callback (
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
-          # willTerminate, backgroundTasksExpiring, runTask, performFetch or taskExpiring
+          # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
+          # or voipSocket
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -32,7 +33,20 @@ public enum AppInterface {
           run: ?int,
           # runTask: the request's identifier and kind (refresh or processing)
           taskIdentifier: ?string,
-          taskKind: ?string
+          taskKind: ?string,
+          # audioInterruption: the interruption that began or ended
+          audioInterruption: ?AudioInterruption,
+          # voipSocket: true when the peer closed the socket, false when data arrived
+          socketClosed: ?bool
+        )
+
+        # An audio interruption (SPEC MODE-1).
+        type AudioInterruption (
+          began: bool,
+          # on the end: the app may resume playback
+          shouldResume: bool,
+          # who interrupted, for people
+          reason: string
         )
 
         # A request for scheduled background work.
@@ -155,10 +169,13 @@ public enum AppInterface {
         public var run: UInt64?
         public var taskIdentifier: String?
         public var taskKind: String?
+        public var audioInterruption: AudioInterruption?
+        public var socketClosed: Bool?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
-            run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil
+            run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
+            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -168,6 +185,8 @@ public enum AppInterface {
             self.run = run
             self.taskIdentifier = taskIdentifier
             self.taskKind = taskKind
+            self.audioInterruption = audioInterruption
+            self.socketClosed = socketClosed
         }
 
         /// The wire form of a core callback.
@@ -177,16 +196,21 @@ public enum AppInterface {
             var run: UInt64?
             var identifier: String?
             var taskKind: String?
+            var interruption: AudioInterruption?
+            var socketClosed: Bool?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
             case .runTask(let number, let name, let kind): (run, identifier, taskKind) = (number, name, kind.rawValue)
             case .performFetch(let number), .taskExpiring(let number): run = number
+            case .audioInterruption(let event): interruption = event
+            case .voipSocket(let closed): socketClosed = closed
             default: break
             }
             self.init(
                 id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
-                deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind)
+                deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
+                audioInterruption: interruption, socketClosed: socketClosed)
         }
     }
 

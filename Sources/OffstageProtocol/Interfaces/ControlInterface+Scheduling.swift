@@ -203,9 +203,13 @@ extension ControlInterface {
     public struct ExplainReply: Codable, Hashable, Sendable {
         public var tasks: [TaskMessage]
         public var conditions: Conditions
-        public init(tasks: [TaskMessage], conditions: Conditions) {
+        public var modeHolds: [String]
+        public var suspendedBecause: String?
+        public init(tasks: [TaskMessage], conditions: Conditions, modeHolds: [String] = [], suspendedBecause: String? = nil) {
             self.tasks = tasks
             self.conditions = conditions
+            self.modeHolds = modeHolds
+            self.suspendedBecause = suspendedBecause
         }
     }
 }

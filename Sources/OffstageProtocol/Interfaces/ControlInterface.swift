@@ -28,7 +28,13 @@ public enum ControlInterface {
           lastTermination: ?string,
           lastTerminationAt: ?float,
           backgroundModes: []string,
-          exitsOnSuspend: bool
+          exitsOnSuspend: bool,
+          # the modes keeping the app running now (SPEC §7)
+          activeModes: []string,
+          # every mode's verdict, for people: what keeps the app running, or why a mode gives it no background time
+          modeHolds: []string,
+          # while suspended: why
+          suspendedBecause: ?string
         )
 
         # One line of the event log.
@@ -170,7 +176,10 @@ public enum ControlInterface {
         method Tasks(app: ?string) -> (tasks: []Task)
 
         # Why one app's requests (or one of them) run when they do.
-        method Explain(app: string, identifier: ?string) -> (tasks: []Task, conditions: Conditions)
+        # With the tasks, what keeps the app running now (modeHolds) or, while it is suspended, why (suspendedBecause).
+        method Explain(app: string, identifier: ?string) -> (
+          tasks: []Task, conditions: Conditions, modeHolds: []string, suspendedBecause: ?string
+        )
 
         # Runs a pending request now, whatever the conditions (marked forced).
         method RunTask(app: string, identifier: string) -> ()
@@ -251,6 +260,9 @@ public enum ControlInterface {
         public var lastTerminationAt: Double?
         public var backgroundModes: [String]
         public var exitsOnSuspend: Bool
+        public var activeModes: [String]
+        public var modeHolds: [String]
+        public var suspendedBecause: String?
 
         /// The wire form of a core status.
         public init(_ status: AppStatus) {
@@ -266,6 +278,9 @@ public enum ControlInterface {
             lastTerminationAt = status.lastTermination?.at.secondsSinceEpoch
             backgroundModes = status.backgroundModes.map(\.rawValue)
             exitsOnSuspend = status.exitsOnSuspend
+            activeModes = status.activeModes.map(\.rawValue)
+            modeHolds = status.modeHolds.map(\.description)
+            suspendedBecause = status.suspendedBecause
         }
 
         // Optionals are written as null (not left out) so scripts can rely on every key being present.
@@ -283,6 +298,9 @@ public enum ControlInterface {
             try container.encode(lastTerminationAt, forKey: .lastTerminationAt)
             try container.encode(backgroundModes, forKey: .backgroundModes)
             try container.encode(exitsOnSuspend, forKey: .exitsOnSuspend)
+            try container.encode(activeModes, forKey: .activeModes)
+            try container.encode(modeHolds, forKey: .modeHolds)
+            try container.encode(suspendedBecause, forKey: .suspendedBecause)
         }
     }
 

@@ -36,6 +36,12 @@ extension ControlInterface.App: VarlinkDirectEncodable {
         json.strings(backgroundModes)
         json.raw(",\"exitsOnSuspend\":")
         json.bool(exitsOnSuspend)
+        json.raw(",\"activeModes\":")
+        json.strings(activeModes)
+        json.raw(",\"modeHolds\":")
+        json.strings(modeHolds)
+        json.raw(",\"suspendedBecause\":")
+        if let suspendedBecause { json.string(suspendedBecause) } else { json.raw("null") }
         json.raw("}")
     }
 }

@@ -16,6 +16,10 @@ public struct AppBehavior: Sendable {
         case playAudio(AudioSessionCategory, mixWithOthers: Bool, stopAfter: Duration?)
         /// Pauses every player (the session stays active).
         case stopAudio
+        /// Sets the VoIP keep-alive timeout (SPEC MODE-2).
+        case setKeepAlive(seconds: Double)
+        /// Hands the system a (simulated) connected socket to watch while suspended (SPEC MODE-2).
+        case handOffSocket
     }
 
     /// Steps per callback, keyed by the callback's wire name (`didEnterBackground` …).

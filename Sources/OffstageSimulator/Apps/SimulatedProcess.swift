@@ -71,6 +71,10 @@ extension Simulation {
                 log.append(entry)
             case .saveApp, .saveDevice, .forget:
                 break
+            case .watchSocket(let id, let token, let armed):
+                sockets[token] = SimulatedSocket(app: id, armed: armed)
+            case .closeSocket(_, let token):
+                sockets[token] = nil
             }
         }
     }
@@ -115,6 +119,7 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
+        case .keepAlive, .voipSocket: break
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
                 let request = processes[pid]?.audio
@@ -143,6 +148,10 @@ extension Simulation {
                 if let stopAfter { schedule(.stopAudio(pid: pid), after: stopAfter) }
             case .stopAudio:
                 setPlaying(false, pid: pid, app: id)
+            case .setKeepAlive(let seconds):
+                setKeepAlive(seconds, pid: pid, app: id)
+            case .handOffSocket:
+                handOffSocket(pid: pid, app: id)
             }
         }
         if !hangs { schedule(.callbackReturns(pid: pid, callback), after: duration) }

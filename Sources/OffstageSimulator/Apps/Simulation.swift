@@ -23,6 +23,9 @@ public struct Simulation: Sendable {
     var nextPid: Int32 = 1000
     /// Which scripted task result each app returns next.
     var resultCursor: [AppID: Int] = [:]
+    /// Sockets the simulated apps handed off, by token, and whether the shell watches each now (SPEC MODE-2).
+    public internal(set) var sockets: [UInt64: SimulatedSocket] = [:]
+    var nextSocketToken: UInt64 = 1
 
     /// Creates a simulation.
     /// - Parameters:

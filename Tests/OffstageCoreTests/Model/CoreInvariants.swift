@@ -363,6 +363,8 @@ enum CoreInvariants {
             if let process = processes.values.first(where: { $0.app == id }) {
                 fail(.ownProcessOnly, "\(id) forgotten while pid \(process.pid) has not been seen to exit")
             }
+        case .watchSocket(let id, _, _), .closeSocket(let id, _):
+            if seen.apps[id] == nil { fail(.ownProcessOnly, "a socket of \(id), which is not installed") }
         case .log, .saveApp, .saveDevice:
             break
         }

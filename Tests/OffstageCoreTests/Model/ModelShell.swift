@@ -340,7 +340,7 @@ struct ModelShell {
                 processes[pid] = process
             case .kill(_, let pid):
                 if processes[pid]?.death == nil { processes[pid]?.death = .signaled(9) }
-            case .log, .saveApp, .saveDevice, .forget:
+            case .log, .saveApp, .saveDevice, .forget, .watchSocket, .closeSocket:
                 break
             }
         }
@@ -528,6 +528,8 @@ struct ModelShell {
         case .terminate: key = "terminate"
         case .kill: key = "kill"
         case .forget: key = "forget"
+        case .watchSocket(_, _, let armed): key = armed ? "watchSocket.armed" : "watchSocket.disarmed"
+        case .closeSocket: key = "closeSocket"
         case .log(let entry):
             switch entry.kind {
             case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
@@ -547,6 +549,8 @@ struct ModelShell {
         case .terminate(let id, let pid): "→ SIGTERM \(id) pid \(pid)"
         case .kill(let id, let pid): "→ SIGKILL \(id) pid \(pid)"
         case .forget(let id, _): "→ forget \(id)"
+        case .watchSocket(let id, let token, let armed): "→ \(armed ? "watch" : "unwatch") socket \(token) of \(id)"
+        case .closeSocket(let id, let token): "→ close socket \(token) of \(id)"
         case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
         case .saveApp, .saveDevice: nil
         }

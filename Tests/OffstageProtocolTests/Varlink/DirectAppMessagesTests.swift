@@ -1,4 +1,5 @@
 import Foundation
+import OffstageCore
 @testable import OffstageProtocol
 import Testing
 
@@ -36,7 +37,12 @@ struct DirectAppMessagesTests {
             id: ids[Int(generator.next() % UInt64(ids.count))], kind: kinds[Int(generator.next() % UInt64(kinds.count))],
             launchReason: maybe(texts[Int(generator.next() % UInt64(texts.count))]),
             taskIds: maybe([generator.next(), 0]), deadline: maybe(doubles[Int(generator.next() % UInt64(doubles.count))]),
-            run: maybe(generator.next()), taskIdentifier: maybe("com.example.refresh"), taskKind: maybe("processing"))
+            run: maybe(generator.next()), taskIdentifier: maybe("com.example.refresh"), taskKind: maybe("processing"),
+            audioInterruption: generator.next() % 8 != 0 ? nil : (
+                AudioInterruption(
+                    began: generator.next() % 2 == 0, shouldResume: generator.next() % 2 == 0,
+                    reason: texts[Int(generator.next() % UInt64(texts.count))])),
+            socketClosed: maybe(generator.next() % 2 == 0))
     }
 
     @Test("written by hand, read by JSONDecoder: the same value")
@@ -55,8 +61,8 @@ struct DirectAppMessagesTests {
             let text = try JSONEncoder().encode(sample)
             let shown = String(decoding: text, as: UTF8.self)
             #expect(try sample.decodedByCodec(text), "\(shown)")
-            // Without escapes and task id lists, the hand reader takes it.
-            if !shown.contains("\\") && !shown.contains("taskIds") {
+            // Without escapes, task id lists and audio interruptions, the hand reader takes it.
+            if !shown.contains("\\") && !shown.contains("taskIds") && !shown.contains("audioInterruption") {
                 plain += 1
                 #expect(sample.decodedByHand(text), "\(shown)")
             }

@@ -48,7 +48,8 @@ struct VarlinkDirectJSONTests {
             "backgroundTimeRemaining": set ? number : NSNull(), "launchReason": set ? string : NSNull(),
             "terminating": set ? NSNull() : string, "forceQuit": set, "lastTermination": set ? string : NSNull(),
             "lastTerminationAt": set ? NSNull() : number, "backgroundModes": set ? ["fetch", string] : [],
-            "exitsOnSuspend": !set,
+            "exitsOnSuspend": !set, "activeModes": set ? ["audio", string] : [],
+            "modeHolds": set ? [] : ["audio: playing", string], "suspendedBecause": set ? string : NSNull(),
         ]
         return try JSONDecoder().decode(ControlInterface.App.self, from: JSONSerialization.data(withJSONObject: object))
     }

@@ -65,6 +65,12 @@ public struct AudioSession: Hashable, Sendable, Codable {
         public var by: Interrupter
         /// Whether the app was playing when it began (it may resume when it ends).
         public var wasPlaying: Bool
+
+        /// Creates an interruption record.
+        public init(by: Interrupter, wasPlaying: Bool) {
+            self.by = by
+            self.wasPlaying = wasPlaying
+        }
     }
 
     /// The category.

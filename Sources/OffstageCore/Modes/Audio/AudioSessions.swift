@@ -102,14 +102,9 @@ public struct AudioSessions: Hashable, Sendable {
     /// off and the user did not start the audio (SPEC SET-2).
     func hold(_ app: AppID, _ context: ModeContext) -> ModeHold? {
         guard let session = sessions[app], session.active, session.playing, session.interruption == nil else { return nil }
-        guard session.category.continuesInBackground else {
-            return ModeHold(
-                .audio, .denied,
-                "playing (\(session.category.rawValue)), a category that stops when the app leaves the foreground; "
-                    + "use the playback category to keep playing")
-        }
-        guard context.declared.contains(.audio) else {
-            return ModeHold(.audio, .denied, "playing (\(session.category.rawValue)), but " + ModeContext.undeclared(.audio))
+        let verdict = Self.backgroundVerdict(session.category, declared: context.declared.contains(.audio))
+        guard verdict.verdict == .holds else {
+            return ModeHold(.audio, .denied, "playing (\(session.category.rawValue)), but \(verdict.reason)")
         }
         guard context.backgroundActivity || session.startedByUser else {
             return ModeHold(
@@ -118,6 +113,18 @@ public struct AudioSessions: Hashable, Sendable {
                     + "foreground; turn background activity on with `offstage settings APP_ID background-activity=on`")
         }
         return ModeHold(.audio, .holds, "playing (\(session.summaryOfCategory))")
+    }
+
+    /// Whether playback of `category` goes on in the background for an app that does or does not declare `audio`.
+    public static func backgroundVerdict(_ category: AudioSessionCategory, declared: Bool) -> ModeHold {
+        guard category.continuesInBackground else {
+            return ModeHold(
+                .audio, .denied,
+                "the \(category.rawValue) category stops when the app leaves the foreground; "
+                    + "use playback (or record, playAndRecord) to keep playing")
+        }
+        guard declared else { return ModeHold(.audio, .denied, ModeContext.undeclared(.audio)) }
+        return ModeHold(.audio, .holds, "\(category.rawValue) goes on in the background")
     }
 
     // MARK: Helpers

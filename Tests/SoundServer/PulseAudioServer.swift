@@ -19,35 +19,35 @@ import Foundation
 /// … play …
 /// let sound = try server.stopRecording().measure()   // sound.maxAmplitude > 0.1: real sound
 /// ```
-final class PulseAudioServer: @unchecked Sendable {  // used by one test at a time; the lock guards the processes
+public final class PulseAudioServer: @unchecked Sendable {  // used by one test at a time; the lock guards the processes
     /// Why the server could not start, for the test's message.
-    struct StartError: Error, CustomStringConvertible {
+    public struct StartError: Error, CustomStringConvertible {
         /// What went wrong.
-        let description: String
+        public let description: String
     }
 
     /// What was recorded: interleaved stereo s16le samples at 44100 Hz.
-    struct Recording {
+    public struct Recording: Sendable {
         /// The samples.
-        let samples: [Int16]
+        public let samples: [Int16]
 
         /// RMS and peak of the whole recording.
-        func measure() -> Measurement { Measurement(samples[...]) }
+        public func measure() -> Measurement { Measurement(samples[...]) }
 
         /// RMS and peak of its last `seconds`.
-        func measure(lastSeconds seconds: Double) -> Measurement {
+        public func measure(lastSeconds seconds: Double) -> Measurement {
             Measurement(samples.suffix(Int(seconds * 44100) * 2))
         }
     }
 
     /// How loud a recording, or part of one, is.
-    struct Measurement: CustomStringConvertible {
+    public struct Measurement: CustomStringConvertible, Sendable {
         /// Stereo frames recorded (44100 a second).
-        let frames: Int
+        public let frames: Int
         /// Root mean square of all samples, 0...1 of full scale.
-        let rms: Double
+        public let rms: Double
         /// Largest absolute sample, 0...1 of full scale.
-        let maxAmplitude: Double
+        public let maxAmplitude: Double
 
         /// Measures `samples`.
         init(_ samples: ArraySlice<Int16>) {
@@ -58,19 +58,19 @@ final class PulseAudioServer: @unchecked Sendable {  // used by one test at a ti
         }
 
         /// As a test message shows it.
-        var description: String {
+        public var description: String {
             String(format: "%d frames, RMS %.3f, max amplitude %.3f", frames, rms, maxAmplitude)
         }
     }
 
     /// The null sink the server plays to (its default sink).
-    static let sinkName = "offstage_null"
+    public static let sinkName = "offstage_null"
     /// The server's folder: configuration, socket, logs, recordings.
-    let folder: URL
+    public let folder: URL
     /// The server's native protocol socket.
-    var socketPath: String { folder.appendingPathComponent("native").path }
+    public var socketPath: String { folder.appendingPathComponent("native").path }
     /// What PULSE_SERVER must be for a client to use this server.
-    var address: String { "unix:\(socketPath)" }
+    public var address: String { "unix:\(socketPath)" }
     /// Guards the processes.
     private let lock = NSLock()
     /// The pulseaudio process; nil once stopped.
@@ -79,7 +79,7 @@ final class PulseAudioServer: @unchecked Sendable {  // used by one test at a ti
     private var recorder: (process: Child, file: URL)?
 
     /// Starts a server and waits (up to `timeout` seconds) until its socket accepts clients.
-    static func start(timeout: Double = 10) throws -> PulseAudioServer {
+    public static func start(timeout: Double = 10) throws -> PulseAudioServer {
         guard let pulseaudio = executable("pulseaudio") else { throw StartError(description: "pulseaudio is not in PATH") }
         guard executable("parec") != nil else { throw StartError(description: "parec (pulseaudio-utils) is not in PATH") }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-\(UUID().uuidString)")
@@ -122,7 +122,7 @@ final class PulseAudioServer: @unchecked Sendable {  // used by one test at a ti
     deinit { stop() }
 
     /// Starts recording the null sink's monitor (s16le, 44100 Hz, stereo) and waits until samples flow.
-    func startRecording() throws {
+    public func startRecording() throws {
         guard let parec = Self.executable("parec") else { throw StartError(description: "parec is not in PATH") }
         let file = folder.appendingPathComponent("recording-\(UUID().uuidString).raw")
         try Data().write(to: file)
@@ -140,7 +140,7 @@ final class PulseAudioServer: @unchecked Sendable {  // used by one test at a ti
     }
 
     /// Stops recording and returns what was recorded.
-    func stopRecording() throws -> Recording {
+    public func stopRecording() throws -> Recording {
         guard let (process, file) = lock.withLock({ () -> (Child, URL)? in
             defer { recorder = nil }
             return recorder
@@ -154,7 +154,7 @@ final class PulseAudioServer: @unchecked Sendable {  // used by one test at a ti
     }
 
     /// Ends parec and pulseaudio (SIGTERM, then SIGKILL after 5 s), by their pids, and removes the folder.
-    func stop() {
+    public func stop() {
         let (server, recorder) = lock.withLock { () -> (Child?, Child?) in
             defer { (self.server, self.recorder) = (nil, nil) }
             return (self.server, self.recorder?.process)

@@ -1,0 +1,145 @@
+import OffstageCore
+
+/// `io.offstage.Modes`: what an app's process may ask of its long-running background modes (SPEC §7). As with
+/// `io.offstage.App`, the daemon knows the calling app from the connection's peer credentials.
+public enum ModesInterface {
+    /// The interface name.
+    public static let name = "io.offstage.Modes"
+
+    /// The Varlink interface definition, served by `GetInterfaceDescription`.
+    public static let definition = """
+        # What an app's process may ask of its long-running background modes (audio, location, VoIP, accessories).
+        # The daemon identifies the calling app from the connection's peer credentials (SO_PEERCRED).
+        interface io.offstage.Modes
+
+        # An audio session (SPEC MODE-1).
+        type AudioSession (
+          # ambient, soloAmbient, playback, record or playAndRecord
+          category: string,
+          # play alongside other apps' audio instead of interrupting it
+          mixWithOthers: bool,
+          active: bool,
+          # on deactivation: tell the apps this session interrupted that they may resume
+          notifyOthersOnDeactivation: ?bool
+        )
+
+        # Sets the app's audio session. backgroundAudio tells whether playback in this session goes on in the
+        # background; when it does not, reason says why and what to change (the category, or the `audio` mode).
+        method SetAudioSession(session: AudioSession) -> (backgroundAudio: bool, reason: ?string)
+
+        # The app's players started or stopped playing.
+        method SetAudioPlaying(playing: bool) -> ()
+
+        # Sets the VoIP keep-alive timeout (at least 600 s; null clears it): the app's keep-alive handler runs in the
+        # background before each timeout expires (SPEC MODE-2). Needs the `voip` mode.
+        method SetKeepAliveTimeout(seconds: ?float) -> ()
+
+        # Hands the daemon one connected socket, attached to the call (SCM_RIGHTS), which the daemon watches while the
+        # app is suspended and never reads: data on it wakes the app. Called on the hand-off socket, the main
+        # socket's path with ".handoff" appended, since descriptors cannot pass on the main socket. A new socket
+        # replaces the previous one. Needs the `voip` mode.
+        method HandOffSocket() -> (kind: string, domain: string)
+
+        # The calling process belongs to no installed app.
+        error NotAnApp (pid: int, message: string, fix: string)
+
+        # The calling process is not the app's running process.
+        error AppNotRunning (message: string, fix: string)
+
+        # The foreground app's audio, or an interruption, holds the audio.
+        error CannotInterruptOthers (message: string, fix: string)
+
+        # The manifest does not declare the mode the call needs (SPEC MODE-6).
+        error NotPermitted (message: string, fix: string)
+
+        # An argument is not acceptable.
+        error InvalidArgument (message: string, fix: string)
+        """
+
+    /// Full method names.
+    public enum Method {
+        public static let setAudioSession = "io.offstage.Modes.SetAudioSession"
+        public static let setAudioPlaying = "io.offstage.Modes.SetAudioPlaying"
+        public static let setKeepAliveTimeout = "io.offstage.Modes.SetKeepAliveTimeout"
+        public static let handOffSocket = "io.offstage.Modes.HandOffSocket"
+    }
+
+    /// An audio session on the wire.
+    public struct AudioSessionMessage: Codable, Hashable, Sendable {
+        public var category: String
+        public var mixWithOthers: Bool
+        public var active: Bool
+        public var notifyOthersOnDeactivation: Bool?
+
+        public init(category: String, mixWithOthers: Bool, active: Bool, notifyOthersOnDeactivation: Bool? = nil) {
+            self.category = category
+            self.mixWithOthers = mixWithOthers
+            self.active = active
+            self.notifyOthersOnDeactivation = notifyOthersOnDeactivation
+        }
+
+        /// The core's request, or what is wrong with the message.
+        public func request() -> Result<AudioSessionRequest, CoreError> {
+            guard let category = AudioSessionCategory(rawValue: category) else {
+                let names = AudioSessionCategory.allCases.map(\.rawValue).joined(separator: ", ")
+                return .failure(
+                    CoreError(
+                        .invalidArgument, "\(QuotedText.quote(category)) is not an audio session category",
+                        fix: "use one of \(names)"))
+            }
+            return .success(
+                AudioSessionRequest(
+                    category: category, mixWithOthers: mixWithOthers, active: active,
+                    notifyOthersOnDeactivation: notifyOthersOnDeactivation ?? false))
+        }
+    }
+
+    /// `SetAudioSession` parameters.
+    public struct SetAudioSessionParameters: Codable, Hashable, Sendable {
+        public var session: AudioSessionMessage
+        public init(session: AudioSessionMessage) { self.session = session }
+    }
+
+    /// `SetAudioSession` reply.
+    public struct SetAudioSessionReply: Codable, Hashable, Sendable {
+        public var backgroundAudio: Bool
+        public var reason: String?
+        public init(backgroundAudio: Bool, reason: String? = nil) {
+            self.backgroundAudio = backgroundAudio
+            self.reason = reason
+        }
+    }
+
+    /// `SetAudioPlaying` parameters.
+    public struct SetAudioPlayingParameters: Codable, Hashable, Sendable {
+        public var playing: Bool
+        public init(playing: Bool) { self.playing = playing }
+    }
+
+    /// `SetKeepAliveTimeout` parameters.
+    public struct SetKeepAliveParameters: Codable, Hashable, Sendable {
+        public var seconds: Double?
+        public init(seconds: Double?) { self.seconds = seconds }
+
+        // Null clears the timeout: written, not left out, so the call says what it means.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(seconds, forKey: .seconds)
+        }
+    }
+
+    /// `HandOffSocket` reply: what the daemon found the socket to be.
+    public struct HandOffReply: Codable, Hashable, Sendable {
+        /// `stream` or `datagram`.
+        public var kind: String
+        /// `inet`, `inet6` or `unix`.
+        public var domain: String
+        public init(kind: String, domain: String) {
+            self.kind = kind
+            self.domain = domain
+        }
+    }
+
+    /// The hand-off socket of the daemon whose main socket is at `mainSocket`.
+    public static func handOffSocketPath(forMain mainSocket: String) -> String { mainSocket + ".handoff" }
+}
