@@ -8,6 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
+    "Phone",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
@@ -96,16 +97,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        // A private PulseAudio server with a null sink, started and ended by pid, for the tests of real sound.
-        .target(name: "SoundServer", path: "Tests/SoundServer", swiftSettings: strict),
-        .testTarget(name: "OffstageTests", dependencies: ["Offstage", "SoundServer"], swiftSettings: strict),
+        // Processes tests start and end by pid: any helper (gpsfake, a signalling server) and a private PulseAudio.
+        .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
+        .testTarget(name: "OffstageTests", dependencies: ["Offstage", "TestProcesses"], swiftSettings: strict),
         .testTarget(
             name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
             swiftSettings: strict),
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: [
-                "OffstageDaemon", "COffstageSystem",
+                "OffstageDaemon", "COffstageSystem", "TestProcesses",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -115,8 +116,8 @@ let package = Package(
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness", "SoundServer"]
-                + exampleApps.map { .target(name: $0) },
+            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness", "TestProcesses"]
+                + (exampleApps + ["PhoneServer"]).map { .target(name: $0) },
             swiftSettings: strict
         ),
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
@@ -126,6 +127,8 @@ let package = Package(
             path: "Tests/CrashHarness",
             swiftSettings: strict
         ),
+        // The Phone example's signalling server (not an app: it has no manifest).
+        .executableTarget(name: "PhoneServer", path: "Examples/PhoneServer", swiftSettings: strict),
     ] + exampleApps.map { name in
         .executableTarget(
             name: name,

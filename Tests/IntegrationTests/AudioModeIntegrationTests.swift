@@ -1,6 +1,6 @@
 import Foundation
 import OffstageProtocol
-import SoundServer
+import TestProcesses
 import Testing
 
 /// SPEC MODE-1 on the real daemon with the real `Player` example: real processes, real audio to a real sound server

@@ -1,5 +1,5 @@
 import Foundation
-import SoundServer
+import TestProcesses
 import Testing
 
 @testable import Offstage

@@ -257,6 +257,14 @@ public enum SocketHandOffError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// What went wrong and what to do about it.
+    /// The daemon's reason: its `message` and `fix` (as every Offstage interface error has), else its `description`.
+    static func reason(_ error: VarlinkError) -> String {
+        if let message = error.stringParameter("message") {
+            return error.stringParameter("fix").map { "\(message); \($0)" } ?? message
+        }
+        return error.stringParameter("description") ?? error.name
+    }
+
     public var description: String {
         switch self {
         case .daemonNotRunning(let path, let code):
@@ -272,8 +280,7 @@ public enum SocketHandOffError: Error, Sendable, Hashable, CustomStringConvertib
             "fd \(fd) is not an open descriptor in this process, so there is nothing to hand off: pass the connected "
                 + "socket to your signalling server, and keep it open until the call returns."
         case .refused(let error):
-            "The Offstage daemon refused the socket: \(error.stringParameter("description") ?? error.name) "
-                + "(\(error.name))."
+            "The Offstage daemon refused the socket: \(Self.reason(error)) (\(error.name))."
         case .timedOut(let timeout):
             "The Offstage daemon did not answer the socket hand-off within \(timeout). It may be stuck or "
                 + "overloaded; retry later or raise the timeout."

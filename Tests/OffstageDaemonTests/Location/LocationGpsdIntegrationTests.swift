@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import OffstageCore
+import TestProcesses
 import Testing
 
 @testable import OffstageDaemon

@@ -74,9 +74,9 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
     /// Guards the processes.
     private let lock = NSLock()
     /// The pulseaudio process; nil once stopped.
-    private var server: Child?
+    private var server: SpawnedProcess?
     /// The parec process recording now, and its file.
-    private var recorder: (process: Child, file: URL)?
+    private var recorder: (process: SpawnedProcess, file: URL)?
 
     /// Starts a server and waits (up to `timeout` seconds) until its socket accepts clients.
     public static func start(timeout: Double = 10) throws -> PulseAudioServer {
@@ -141,7 +141,7 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
 
     /// Stops recording and returns what was recorded.
     public func stopRecording() throws -> Recording {
-        guard let (process, file) = lock.withLock({ () -> (Child, URL)? in
+        guard let (process, file) = lock.withLock({ () -> (SpawnedProcess, URL)? in
             defer { recorder = nil }
             return recorder
         }) else { throw StartError(description: "not recording") }
@@ -155,7 +155,7 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
 
     /// Ends parec and pulseaudio (SIGTERM, then SIGKILL after 5 s), by their pids, and removes the folder.
     public func stop() {
-        let (server, recorder) = lock.withLock { () -> (Child?, Child?) in
+        let (server, recorder) = lock.withLock { () -> (SpawnedProcess?, SpawnedProcess?) in
             defer { (self.server, self.recorder) = (nil, nil) }
             return (self.server, self.recorder?.process)
         }
@@ -166,12 +166,13 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
 
     /// Runs `path` with `arguments` in the server's environment (its folder as XDG_RUNTIME_DIR and HOME, so it
     /// touches nothing of the user's), standard output to `output` (or nowhere), standard error to `errors`.
-    private func launch(_ path: String, _ arguments: [String], output: URL?, errors: URL) throws -> Child {
+    private func launch(_ path: String, _ arguments: [String], output: URL?, errors: URL) throws -> SpawnedProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = folder.path
         environment["HOME"] = folder.path
         environment["PULSE_SERVER"] = nil
-        return try Child(path, arguments, environment: environment, output: output?.path ?? "/dev/null", errors: errors.path)
+        return try SpawnedProcess(
+            path, arguments, environment: environment, output: output?.path ?? "/dev/null", errors: errors.path, truncate: true)
     }
 
     /// Whether the socket accepts a connection (it exists a little before it listens).
@@ -192,14 +193,7 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
     }
 
     /// Ends `process` by its pid: SIGTERM, then SIGKILL if it is still there after 5 s; reaps it.
-    private static func end(_ process: Child) {
-        guard process.isRunning else { return }
-        kill(process.pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.pid, SIGKILL) }
-        process.wait()
-    }
+    private static func end(_ process: SpawnedProcess) { process.terminate(grace: 5) }
 
     /// The size of the file at `url`, 0 if unknown.
     private static func size(of url: URL) -> Int {
@@ -207,59 +201,5 @@ public final class PulseAudioServer: @unchecked Sendable {  // used by one test 
     }
 
     /// The full path of `name` in PATH, or nil.
-    static func executable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-}
-
-/// A process started with posix_spawn and reaped with waitpid, by its pid. (Foundation's Process is not used: on
-/// Linux its waitUntilExit() was seen to hang forever after the child had exited, leaving a zombie.)
-final class Child: @unchecked Sendable {  // `exited` is only touched under the lock
-    /// The process id.
-    let pid: pid_t
-    /// Guards `exited`.
-    private let lock = NSLock()
-    /// Whether the child has been reaped.
-    private var exited = false
-
-    /// Starts `path` with `arguments` and `environment`, standard input from /dev/null, standard output and
-    /// error to the files at `output` and `errors` (created or truncated).
-    init(_ path: String, _ arguments: [String], environment: [String: String], output: String, errors: String) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard result == 0 else {
-            throw PulseAudioServer.StartError(description: "cannot start \(path): \(String(cString: strerror(result)))")
-        }
-        self.pid = pid
-    }
-
-    /// Whether the child is still running (reaps it if it has exited).
-    var isRunning: Bool {
-        lock.withLock {
-            if exited { return false }
-            var status: Int32 = 0
-            exited = waitpid(pid, &status, WNOHANG) != 0
-            return !exited
-        }
-    }
-
-    /// Waits until the child has exited and reaps it.
-    func wait() {
-        lock.withLock {
-            guard !exited else { return }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            exited = true
-        }
-    }
+    static func executable(_ name: String) -> String? { SpawnedProcess.executable(name) }
 }
