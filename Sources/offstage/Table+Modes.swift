@@ -15,4 +15,16 @@ extension Table {
         }
         return (lines + [layout(rows)]).joined(separator: "\n")
     }
+
+    static func voipApps(_ reply: ModesControlInterface.VoIPAppsReply) -> String {
+        guard !reply.apps.isEmpty else { return "no VoIP apps with a keep-alive handler or a socket" }
+        var rows = [["APP", "KEEP-ALIVE", "NEXT TIMEOUT", "SOCKET", "RELAUNCH"]]
+        for app in reply.apps {
+            rows.append([
+                app.app, app.keepAliveTimeout.map { "every \(Int($0)) s" } ?? "-", app.keepAliveExpiresAt.map(time) ?? "-",
+                app.socket ? (app.watched ? "watched (app suspended)" : "app reads it") : "-", app.relaunchAt.map(time) ?? "-",
+            ])
+        }
+        return layout(rows)
+    }
 }

@@ -109,6 +109,33 @@ struct VoIPModeIntegrationTests {
         }
     }
 
+    @Test("MODE-2, CLI-1: `offstage voip` shows the watched socket; `voip data` wakes the app without a server")
+    func voipVerbs() throws {
+        try Self.withPhone { daemon, server in
+            try Self.installPhone(daemon, server: server)
+            try daemon.ok("open", Self.phone)
+            try daemon.waitUntil("the phone handed its socket off") { daemon.output(Self.phone).contains("handed to the system") }
+            // Running, it reads its socket itself: a simulated event is refused, naming the fix.
+            let running = try daemon.cli(["voip", "data", Self.phone])
+            #expect(running.status != 0 && running.stderr.contains("reads its socket itself"), "\(running.stderr)")
+            #expect(running.stderr.contains("offstage home"))
+            try daemon.ok("home")
+            try daemon.waitFor(Self.phone, "suspended", timeout: 5)
+            let listed = try JSONDecoder().decode(
+                ModesControlInterface.VoIPAppsReply.self, from: Data(try daemon.ok("--json", "voip").utf8))
+            #expect(listed.apps.map(\.app) == [Self.phone])
+            #expect(listed.apps.first?.socket == true && listed.apps.first?.watched == true)
+            #expect(listed.apps.first?.keepAliveTimeout == 600)
+            try daemon.ok("voip", "data", Self.phone)
+            try daemon.waitUntil("the phone was woken") {
+                daemon.output(Self.phone).contains("woken: data on the signalling connection")
+            }
+            #expect(try daemon.log(Self.phone).contains { $0.message == "socket data simulated (forced)" })
+            let unknown = try daemon.cli(["voip", "data", "com.example.nothing"])
+            #expect(unknown.status == 3, "\(unknown.stderr)")
+        }
+    }
+
     @Test("MODE-2: the keep-alive handler runs in the background before each timeout; the app sleeps in between")
     func keepAliveRunsWhileSuspended() throws {
         try Self.withPhone { daemon, server in

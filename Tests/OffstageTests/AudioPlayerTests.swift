@@ -30,16 +30,18 @@ struct AudioPlayerTests {
 
     @Test("currentTime advances while playing, never backwards and never beyond the duration")
     func currentTimeAdvances() async throws {
-        let player = try makePlayer(ramp(seconds: 2), outputs: RecordingOutputs())
+        let player = try makePlayer(ramp(seconds: 20), outputs: RecordingOutputs())
         player.play()
         var times: [TimeInterval] = []
         // Sampled until it has moved on by 0.2 s; on a loaded machine the playback thread may start late, so the
-        // wait is bounded generously (5 s for 0.2 s of a 2 s track) rather than fixed.
+        // wait is bounded generously (5 s for 0.2 s of a 20 s track) rather than fixed.
         let until = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < until, (times.last ?? 0) < 0.2 {
             times.append(player.currentTime)
             try await Task.sleep(for: .milliseconds(5))
         }
+        // Once more after the wait: a test task starved past its deadline still sees what the player's own thread did.
+        times.append(player.currentTime)
         player.stop()
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "never backwards")
         #expect(times.allSatisfy { $0 >= 0 && $0 <= player.duration })
@@ -50,7 +52,7 @@ struct AudioPlayerTests {
     func pauseAndResume() async throws {
         let outputs = RecordingOutputs()
         let activity = AudioActivity()
-        let player = try makePlayer(ramp(seconds: 2), outputs: outputs, activity: activity)
+        let player = try makePlayer(ramp(seconds: 20), outputs: outputs, activity: activity)
         player.play()
         try await Task.sleep(for: .milliseconds(300))
         player.pause()
@@ -67,12 +69,12 @@ struct AudioPlayerTests {
         #expect(await eventually { outputs.all.count == 2 && !outputs.all[1].log.withLock { $0.samples.isEmpty } })
         player.stop()
         let resumedAt = outputs.all[1].log.withLock { $0.samples.first! }
-        #expect(Int(resumedAt) == Int((paused * 8000).rounded()), "the first frame after resuming is where it paused")
+        #expect(Int(resumedAt) == Int((paused * 8000).rounded()) % 30000, "the first frame after resuming is where it paused")
     }
 
     @Test("stop() keeps currentTime, as AVAudioPlayer.stop() does; setting 0 rewinds")
     func stopKeepsPosition() async throws {
-        let player = try makePlayer(ramp(seconds: 2), outputs: RecordingOutputs())
+        let player = try makePlayer(ramp(seconds: 20), outputs: RecordingOutputs())
         player.play()
         try await Task.sleep(for: .milliseconds(200))
         player.stop()

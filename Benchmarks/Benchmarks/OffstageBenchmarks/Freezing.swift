@@ -122,6 +122,28 @@ enum FreezeObservers {
     }
 }
 
+/// The baselines' process: the echo helper, blocked in recv like an idle app, in a group of its own that
+/// ``RawFreezer`` freezes and thaws, with a connection to it.
+final class EchoBaseline {
+    let helper: ChildProcess
+    let connection: Int32
+    let raw: RawFreezer
+
+    init(in daemon: DaemonFixture) throws {
+        let path = daemon.root + "/raw.sock"
+        helper = try daemon.spawnHelper(["echo", path], output: "raw.log")
+        try SDKCallBenchmark.waitForSocket(path)
+        connection = try UnixSocket.connect(path: path)
+        raw = try RawFreezer(pid: helper.pid)
+    }
+
+    /// Closes the connection, thaws and ends the helper, removes its group.
+    func tearDown() {
+        close(connection)
+        raw.tearDown { helper.stop(grace: 2) }
+    }
+}
+
 /// The raw-freeze baseline: freezes and thaws one process directly, as the daemon's freezer would but with nothing
 /// else around it. It uses a cgroup v2 group of its own, `offstage-bench-<pid>`, when it can create one, and SIGSTOP
 /// otherwise.

@@ -57,13 +57,9 @@ enum LifecycleBenchmark {
         let appObserver = try FreezeObservers.forApp(pid: appPid, freezer: freezer)
 
         // The baseline process: the echo helper, blocked in recv like an idle app, with a connection to it.
-        let rawPath = daemon.root + "/raw.sock"
-        let helper = try daemon.spawnHelper(["echo", rawPath], output: "raw.log")
-        try SDKCallBenchmark.waitForSocket(rawPath)
-        let rawConnection = try UnixSocket.connect(path: rawPath)
-        defer { close(rawConnection) }
-        let raw = try RawFreezer(pid: helper.pid)
-        defer { raw.tearDown { helper.stop(grace: 2) } }
+        let baseline = try EchoBaseline(in: daemon)
+        defer { baseline.tearDown() }
+        let (raw, rawConnection) = (baseline.raw, baseline.connection)
         // A callback delivery and its CallbackDone, as the daemon and the SDK put them on the wire.
         let callback = try VarlinkCodec.encodeReply(
             AppInterface.AttachReply(

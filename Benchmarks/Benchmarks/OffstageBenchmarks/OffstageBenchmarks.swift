@@ -32,6 +32,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "VoIP: socket data → handler runs",
+        configuration: once([Metrics.voipWake, Metrics.bareThawRead], seconds: 300)
+    ) { benchmark in
+        try VoIPWakeBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in

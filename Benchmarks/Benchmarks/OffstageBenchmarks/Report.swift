@@ -66,6 +66,9 @@ enum Metrics {
     static let openActive = latency("open → did-become-active")
     static let rawThaw = latency("raw thaw + socket round trip")
 
+    static let voipWake = latency("VoIP socket data → handler runs")
+    static let bareThawRead = latency("bare thaw + read")
+
     static let rss = count("daemon VmRSS, 100 apps/10 launched (kB)")
     static let hwm = count("daemon VmHWM, 100 apps/10 launched (kB)")
     static let idleRSS = count("idle daemon VmRSS, 0 apps (kB)")

@@ -19,6 +19,8 @@ import OffstageProtocol
 ///   ends it, so it keeps running there instead of being suspended. With `--listen` it serves rounds of
 ///   concurrent calls: each datagram `go COUNT FILE` on its socket makes it time COUNT
 ///   `beginBackgroundTask`/`endBackgroundTask` pairs and write a ``ConcurrentCallsReport`` to FILE.
+/// - `--voip --connect SOCKET --report SOCKET`: hands its connection to SOCKET to the daemon and reports when each
+///   wake-up handler begins (see ``VoIPProbe``).
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
@@ -34,10 +36,12 @@ final class ProbeDelegate: ApplicationDelegate {
         case calls(count: Int, warmup: Int, echo: String, out: String)
         case lifecycle(report: String)
         case scale(ScaleOptions)
+        case voip(connect: String, report: String)
         case idle
     }
 
     let mode: Mode
+    var voip: VoIPProbe?
     var callsStarted = false
     var scaleSubmitted = 0
     var scaleRefused: [String] = []
@@ -59,6 +63,8 @@ final class ProbeDelegate: ApplicationDelegate {
                 echo: echo, out: out)
         } else if arguments.contains("--lifecycle"), let report = value("--report") {
             mode = .lifecycle(report: report)
+        } else if arguments.contains("--voip"), let connect = value("--connect"), let report = value("--report") {
+            mode = .voip(connect: connect, report: report)
         } else if arguments.contains("--scale"), let report = value("--report") {
             mode = .scale(
                 ScaleOptions(
@@ -70,6 +76,10 @@ final class ProbeDelegate: ApplicationDelegate {
     }
 
     func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+        if case .voip(let connect, let report) = mode {
+            voip = VoIPProbe(report: report)
+            voip?.start(connect: connect)
+        }
         guard case .scale(let options) = mode else { return true }
         if let listen = options.listen {
             // Bound before launching finishes, so the benchmark can send to it as soon as the app is active.
@@ -143,7 +153,7 @@ final class ProbeDelegate: ApplicationDelegate {
             } catch {
                 print("probe: cannot report to \(report): \(error)")
             }
-        case .idle:
+        case .idle, .voip:
             break
         }
     }

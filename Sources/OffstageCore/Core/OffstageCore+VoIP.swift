@@ -36,6 +36,25 @@ extension OffstageCore {
         return finish(now)
     }
 
+    /// As if data (or a hang-up) arrived on the socket the app handed off (`offstage voip data`): the same effects,
+    /// for tests without a signalling server. The shell stops watching the socket, as a real event would have made it.
+    public mutating func simulateVoIPSocketEvent(_ id: AppID, closed: Bool, at now: Instant) throws(CoreError) -> [CoreAction] {
+        _ = try entry(id)
+        guard let socket = modes.voip.sockets[id] else {
+            throw CoreError(
+                .invalidArgument, "'\(id)' has not handed off a socket",
+                fix: "the app must call setVoIPSocket(_:handler:) first (it needs the 'voip' mode)")
+        }
+        guard socket.armed else {
+            throw CoreError(
+                .invalidArgument, "'\(id)' is running and reads its socket itself; the socket is watched only while it is suspended",
+                fix: "send it to the background (`offstage home`) and wait until `offstage apps` shows it suspended")
+        }
+        log(now, id, .mode, "socket \(closed ? "hang-up" : "data") simulated (forced)")
+        emit(.watchSocket(id, token: socket.token, armed: false))
+        return voipSocketEvent(id, token: socket.token, closed: closed, at: now)
+    }
+
     /// The daemon started: every VoIP app that is not running is launched into the background (launch reason
     /// `boot`), except those the user force-quit or whose background activity is off.
     public mutating func launchAtBoot(at now: Instant) -> [CoreAction] {

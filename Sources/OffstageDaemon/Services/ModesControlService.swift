@@ -26,6 +26,21 @@ struct ModesControlService: VarlinkInterface {
                 }
                 responder.reply(engine.audioSessionsReply())
             },
+            "VoIPApps": { context, _, responder in
+                try engine.requireUser(context)
+                responder.reply(engine.voipAppsReply())
+            },
+            "VoIPSocketEvent": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ModesControlInterface.VoIPSocketEventParameters.self)
+                let id = try engine.appID(parameters.app)
+                do throws(CoreError) {
+                    engine.apply(try engine.core.simulateVoIPSocketEvent(id, closed: parameters.closed, at: engine.now))
+                } catch {
+                    throw error.varlink(in: ModesControlInterface.name)
+                }
+                responder.reply(engine.voipAppsReply())
+            },
         ]
     }
 }
@@ -41,5 +56,14 @@ extension DaemonEngine {
             return ModesControlInterface.AudioSessionMessage(app: id, session: session, hold: hold)
         }
         return ModesControlInterface.AudioSessionsReply(sessions: sessions, interruption: audio.systemInterruption)
+    }
+}
+
+extension DaemonEngine {
+    /// Every app the VoIP mode knows of, sorted by app.
+    func voipAppsReply() -> ModesControlInterface.VoIPAppsReply {
+        let voip = core.modes.voip
+        let ids = Set(voip.keepAlives.keys).union(voip.sockets.keys).union(voip.relaunchAt.keys).sorted()
+        return ModesControlInterface.VoIPAppsReply(apps: ids.map { ModesControlInterface.VoIPAppMessage(app: $0, voip: voip) })
     }
 }

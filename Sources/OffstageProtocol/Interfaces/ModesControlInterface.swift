@@ -33,6 +33,29 @@ public enum ModesControlInterface {
         # afterwards.
         method AudioInterruption(begin: bool) -> (sessions: []AudioSession, interruption: bool)
 
+        # One VoIP app (SPEC MODE-2).
+        type VoIPApp (
+          app: string,
+          # the keep-alive timeout, and when the current one expires (seconds since the Unix epoch)
+          keepAliveTimeout: ?float,
+          keepAliveExpiresAt: ?float,
+          # whether the app handed off a socket, and whether the daemon watches it now (only while the app is frozen)
+          socket: bool,
+          watched: bool,
+          # when it is launched again after an abnormal exit
+          relaunchAt: ?float
+        )
+
+        # Every app with a keep-alive handler, a handed-off socket or a pending relaunch.
+        method VoIPApps() -> (apps: []VoIPApp)
+
+        # As if data (or, with closed, a hang-up) arrived on the socket the app handed off: the same effects, for
+        # tests without a signalling server. The app must be suspended with its socket watched.
+        method VoIPSocketEvent(app: string, closed: bool) -> (apps: []VoIPApp)
+
+        # The app is not installed.
+        error AppNotInstalled (message: string, fix: string)
+
         # An argument is not acceptable, or the action does not apply now.
         error InvalidArgument (message: string, fix: string)
         """
@@ -41,6 +64,8 @@ public enum ModesControlInterface {
     public enum Method {
         public static let audioSessions = "io.offstage.ModesControl.AudioSessions"
         public static let audioInterruption = "io.offstage.ModesControl.AudioInterruption"
+        public static let voipApps = "io.offstage.ModesControl.VoIPApps"
+        public static let voipSocketEvent = "io.offstage.ModesControl.VoIPSocketEvent"
     }
 
     /// One app's audio session on the wire.
@@ -91,5 +116,52 @@ public enum ModesControlInterface {
     public struct AudioInterruptionParameters: Codable, Hashable, Sendable {
         public var begin: Bool
         public init(begin: Bool) { self.begin = begin }
+    }
+
+    /// One VoIP app on the wire.
+    public struct VoIPAppMessage: Codable, Hashable, Sendable {
+        public var app: String
+        public var keepAliveTimeout: Double?
+        public var keepAliveExpiresAt: Double?
+        public var socket: Bool
+        public var watched: Bool
+        public var relaunchAt: Double?
+
+        /// The wire form of what the VoIP mode knows of `app`.
+        public init(app: AppID, voip: VoIPMode) {
+            self.app = app.rawValue
+            keepAliveTimeout = voip.keepAlives[app].map { Double($0.interval.components.seconds) }
+            keepAliveExpiresAt = voip.keepAlives[app]?.expiresAt.secondsSinceEpoch
+            socket = voip.sockets[app] != nil
+            watched = voip.sockets[app]?.armed ?? false
+            relaunchAt = voip.relaunchAt[app]?.secondsSinceEpoch
+        }
+
+        // Optionals are written as null (not left out) so scripts can rely on every key being present.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(app, forKey: .app)
+            try container.encode(keepAliveTimeout, forKey: .keepAliveTimeout)
+            try container.encode(keepAliveExpiresAt, forKey: .keepAliveExpiresAt)
+            try container.encode(socket, forKey: .socket)
+            try container.encode(watched, forKey: .watched)
+            try container.encode(relaunchAt, forKey: .relaunchAt)
+        }
+    }
+
+    /// `VoIPApps` and `VoIPSocketEvent` reply.
+    public struct VoIPAppsReply: Codable, Hashable, Sendable {
+        public var apps: [VoIPAppMessage]
+        public init(apps: [VoIPAppMessage]) { self.apps = apps }
+    }
+
+    /// `VoIPSocketEvent` parameters.
+    public struct VoIPSocketEventParameters: Codable, Hashable, Sendable {
+        public var app: String
+        public var closed: Bool
+        public init(app: String, closed: Bool) {
+            self.app = app
+            self.closed = closed
+        }
     }
 }

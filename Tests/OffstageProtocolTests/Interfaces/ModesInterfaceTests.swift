@@ -1,5 +1,5 @@
 import Foundation
-import OffstageCore
+@testable import OffstageCore
 import OffstageProtocol
 import Testing
 
@@ -19,7 +19,7 @@ struct ModesInterfaceTests {
             modes.methods.contains(String($0.split(separator: ".").last!))
         })
         let control = try VarlinkIDLChecker.check(ModesControlInterface.definition)
-        #expect(control.methods == ["AudioSessions", "AudioInterruption"])
+        #expect(control.methods == ["AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent"])
         let app = try VarlinkIDLChecker.check(AppInterface.definition)
         #expect(app.types.contains("AudioInterruption"))
     }
@@ -51,6 +51,24 @@ struct ModesInterfaceTests {
         }
         let interruption = try #require(IDLFields.method("AudioInterruption", in: control))
         #expect(try IDLFields.keys(of: ModesControlInterface.AudioInterruptionParameters(begin: true)) == Set(interruption.input.keys))
+
+        var voip = VoIPMode()
+        _ = try voip.setKeepAlive("com.example.a", seconds: 600, declared: true, minimum: 600, now: .epoch)
+        _ = try voip.handOff("com.example.a", token: 1, declared: true, frozen: false)
+        let voipApp = ModesControlInterface.VoIPAppMessage(app: "com.example.a", voip: voip)
+        #expect(try IDLFields.keys(of: voipApp) == Set(try #require(IDLFields.type("VoIPApp", in: control)).keys))
+        let voipReply = ModesControlInterface.VoIPAppsReply(apps: [voipApp])
+        for method in ["VoIPApps", "VoIPSocketEvent"] {
+            #expect(try IDLFields.keys(of: voipReply) == Set(try #require(IDLFields.method(method, in: control)).output.keys))
+        }
+        let socketEvent = try #require(IDLFields.method("VoIPSocketEvent", in: control))
+        #expect(
+            try IDLFields.keys(of: ModesControlInterface.VoIPSocketEventParameters(app: "a", closed: true))
+                == Set(socketEvent.input.keys))
+        let keepAlive = try #require(IDLFields.method("SetKeepAliveTimeout", in: text))
+        #expect(try IDLFields.keys(of: ModesInterface.SetKeepAliveParameters(seconds: 600)) == Set(keepAlive.input.keys))
+        let handOff = try #require(IDLFields.method("HandOffSocket", in: text))
+        #expect(try IDLFields.keys(of: ModesInterface.HandOffReply(kind: "stream", domain: "inet")) == Set(handOff.output.keys))
 
         let callback = AppInterface.CallbackMessage(
             Callback(id: CallbackID(1), kind: .audioInterruption(.init(began: false, shouldResume: true, reason: "a call")), deadline: nil))

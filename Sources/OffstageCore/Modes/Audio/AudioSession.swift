@@ -53,7 +53,7 @@ public struct AudioSession: Hashable, Sendable, Codable {
 
         public var description: String {
             switch self {
-            case .system: "an interruption (an incoming call)"
+            case .system: "an incoming call (a system interruption)"
             case .app(let id): "'\(id)', which started audio that does not mix"
             }
         }
