@@ -23,6 +23,7 @@ final class PlayerDelegate: ApplicationDelegate, AudioPlayerDelegate {
     var ticker: DispatchSourceTimer?
     var outputShown = false
     var interruptionObserver: NSObjectProtocol?
+    var systemEventObserver: NSObjectProtocol?
 
     init(arguments: [String]) {
         func value(_ name: String) -> String? {
@@ -51,6 +52,12 @@ final class PlayerDelegate: ApplicationDelegate, AudioPlayerDelegate {
             let options = AudioSession.InterruptionOptions(rawValue: notification.userInfo?[AudioSession.interruptionOptionKey] as? UInt ?? 0)
             let reason = notification.userInfo?[AudioSession.interruptionReasonKey] as? String ?? ""
             MainActor.assumeIsolated { self.interruption(type, options, reason) }
+        }
+        systemEventObserver = NotificationCenter.default.addObserver(
+            forName: Application.systemEventNotification, object: nil, queue: nil
+        ) { notification in
+            let event = notification.userInfo?[Application.systemEventKey] as? String ?? "?"
+            MainActor.assumeIsolated { self.say("system event: \(event)") }
         }
         let ticker = DispatchSource.makeTimerSource(queue: .main)
         ticker.schedule(deadline: .now() + 1, repeating: 1)

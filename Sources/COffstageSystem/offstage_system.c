@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -522,4 +524,59 @@ int offstage_spawn(
 void offstage_line_buffer_output(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     setvbuf(stderr, NULL, _IONBF, 0);
+}
+
+// MARK: - Clock and time zone changes (system events)
+
+static int offstage_arm_far_future(int fd) {
+    struct itimerspec spec = {0};
+    spec.it_value.tv_sec = (time_t)1 << 40;  // never expires in practice: only a clock change wakes it
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL);
+}
+
+int offstage_clock_change_fd(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (fd < 0) return -1;
+    if (offstage_arm_far_future(fd) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int offstage_clock_change_rearm(int fd) { return offstage_arm_far_future(fd); }
+
+int offstage_clock_change_read(int fd) {
+    uint64_t expirations;
+    ssize_t n = read(fd, &expirations, sizeof expirations);
+    return (n < 0 && errno == ECANCELED) ? 1 : 0;
+}
+
+int offstage_inotify_directory(const char *directory) {
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0) return -1;
+    uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB;
+    if (inotify_add_watch(fd, directory, mask) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int offstage_inotify_touched(int fd, const char *name, const char *other) {
+    char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int touched = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n <= 0) return (n < 0 && errno != EAGAIN) ? -1 : touched;
+        for (char *p = buffer; p < buffer + n;) {
+            struct inotify_event *event = (struct inotify_event *)p;
+            if (event->len > 0 && (strcmp(event->name, name) == 0 || strcmp(event->name, other) == 0)) touched = 1;
+            p += sizeof(struct inotify_event) + event->len;
+        }
+    }
 }

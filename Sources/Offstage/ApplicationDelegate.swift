@@ -19,6 +19,9 @@ public protocol ApplicationDelegate: AnyObject {
     func applicationWillEnterForeground(_ application: Application)
     /// The app is about to be terminated while running. The process exits when this returns.
     func applicationWillTerminate(_ application: Application)
+    /// The clock was set or the time zone changed (`applicationSignificantTimeChange(_:)`); a suspended app hears it
+    /// when it runs again, before anything else. Also posted as ``Application/significantTimeChangeNotification``.
+    func applicationSignificantTimeChange(_ application: Application)
     /// The system launched or resumed the app in the background to fetch new content (the legacy background
     /// fetch, SPEC SCH-4; see ``Application/setMinimumBackgroundFetchInterval(_:)``).
     ///
@@ -51,6 +54,7 @@ extension ApplicationDelegate {
     public func applicationDidEnterBackground(_ application: Application) {}
     public func applicationWillEnterForeground(_ application: Application) {}
     public func applicationWillTerminate(_ application: Application) {}
+    public func applicationSignificantTimeChange(_ application: Application) {}
 }
 
 /// Why the app was launched, handed to `application(_:didFinishLaunchingWithOptions:)`.

@@ -98,6 +98,22 @@ int offstage_uevent_socket(void);
 /// RTMGRP_IPV6_IFADDR), bound, close-on-exec and non-blocking.
 int offstage_route_change_socket(void);
 
+// MARK: - Clock and time zone changes (system events)
+
+/// A timerfd on CLOCK_REALTIME armed for the far future with TFD_TIMER_CANCEL_ON_SET, close-on-exec and
+/// non-blocking: it becomes readable, and its read fails with ECANCELED, when the clock is set.
+int offstage_clock_change_fd(void);
+/// Arms `fd` again after a change was read. Returns 0.
+int offstage_clock_change_rearm(int fd);
+/// 1 when a read of `fd` says the clock was set (ECANCELED), 0 when nothing happened.
+int offstage_clock_change_read(int fd);
+/// An inotify descriptor (close-on-exec, non-blocking) watching the directory `directory` for files created, moved
+/// in, written, removed or changed in it.
+int offstage_inotify_directory(const char *directory);
+/// Reads every pending event of an inotify descriptor; returns 1 when one concerns a file named `name` or `other`,
+/// 0 when none does, -1 on error.
+int offstage_inotify_touched(int fd, const char *name, const char *other);
+
 // MARK: - File-descriptor passing
 
 /// sendmsg of `length` bytes with `fd` attached as one SCM_RIGHTS descriptor (none when `fd` is negative), with

@@ -7,6 +7,13 @@ extension OffstageCore {
     /// app heard of either; entered foreground and background again).
     mutating func enqueue(_ id: AppID, _ kind: CallbackKind) {
         guard var process = apps[id]?.process else { return }
+        if case .systemEvent(let event) = kind {
+            let canRun = process.attached && !process.frozen && process.launchCompleted
+            Self.queueSystemEvent(event, in: &process.queue, appCanRun: canRun)
+            apps[id]?.process = process
+            touched.insert(id)
+            return
+        }
         switch (process.queue.last, kind) {
         case (.didBecomeActive?, .willResignActive), (.willEnterForeground?, .didEnterBackground):
             process.queue.removeLast()
@@ -57,7 +64,8 @@ extension OffstageCore {
         case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
-        case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption: now + configuration.callback
+        case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent:
+            now + configuration.callback
         case .keepAlive: now + configuration.keepAliveHandler
         case .voipSocket: now + configuration.voipSocketEvent
         }
@@ -210,7 +218,8 @@ extension OffstageCore {
         case .didEnterBackground: configuration.didEnterBackground
         case .willTerminate: configuration.willTerminate
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
-        case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption: configuration.callback
+        case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent:
+            configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent
         }

@@ -27,6 +27,10 @@ extension OffstageCore {
 
     mutating func logConditionChanges(from before: DeviceConditions, _ now: Instant, source: String) {
         let after = conditions(at: now)
+        // Apps hear of the battery and the network as system events (SPEC LC-4).
+        if before.batteryLevel != after.batteryLevel { post(.batteryLevelChange, now) }
+        if before.charging != after.charging { post(.batteryStateChange, now) }
+        if before.network != after.network { post(.networkChange, now) }
         var changes: [String] = []
         if before.batteryLevel != after.batteryLevel { changes.append("battery \(after.batteryLevel) %") }
         if before.charging != after.charging { changes.append(after.charging ? "charging" : "on battery") }

@@ -96,6 +96,7 @@ extension OffstageCore {
         where SettingsEditor.values(of: old).first(where: { $0.0 == name })?.1 != value && name != "multitasking" {
             log(now, nil, .settings, "\(name) \(value ? "on" : "off")")
         }
+        post(.settingsChange, now)
         if old.multitaskingSupported != settings.multitaskingSupported {
             log(now, nil, .settings, "multitasking \(settings.multitaskingSupported ? "supported" : "not supported")")
         }
@@ -120,6 +121,7 @@ extension OffstageCore {
         scheduleAgain(id)
         // Whether a mode may keep it running depends on its settings (SPEC SET-2).
         touched.insert(id)
+        post(.settingsChange, to: id, now)
         log(now, id, .settings, "settings changed")
         return finish(now)
     }

@@ -46,6 +46,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case keepAlive
     /// Data arrived on the socket the app handed off, or its peer closed it (SPEC MODE-2).
     case voipSocket(closed: Bool)
+    /// A system notification (SPEC LC-4): time, time zone, locale, settings, battery, network, accessories.
+    case systemEvent(SystemEvent)
 
     /// The callback's wire name.
     public var name: String {
@@ -63,6 +65,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .audioInterruption: "audioInterruption"
         case .keepAlive: "keepAlive"
         case .voipSocket: "voipSocket"
+        case .systemEvent: "systemEvent"
         }
     }
 

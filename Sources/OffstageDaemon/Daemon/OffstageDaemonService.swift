@@ -84,6 +84,7 @@ public struct OffstageDaemonService: Service {
             engine.start()
         }.get()
         let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
+        let clock = Self.watchClock(engine: engine, loop: loop, logger: logger)
         try await server.start()
         logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
 
@@ -97,6 +98,7 @@ public struct OffstageDaemonService: Service {
         try? await server.close()
         voipSockets.stop()
         conditions?.shutdown()
+        clock?.stop()
         watcher.shutdown()
         control.removeAll()
         // The log writer's last entries (the apps' exits) are on the disk before its thread stops.
@@ -119,6 +121,19 @@ public struct OffstageDaemonService: Service {
         } catch {
             logger.warning("not watching power and network: \(error); read once at start")
             apply(MachineConditionsReader().read())
+            return nil
+        }
+    }
+
+    /// Posts the clock being set and the time zone changing to the apps as system events (SPEC LC-4). Where the
+    /// kernel's notifications cannot be had, a warning says so and the CLI's `system-event` remains.
+    static func watchClock(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> SystemClockWatcher? {
+        do {
+            return try SystemClockWatcher { event in
+                loop.execute { engine.apply(engine.core.systemEvent(event, at: engine.now)) }
+            }
+        } catch {
+            logger.warning("not watching the clock and the time zone: \(error)")
             return nil
         }
     }

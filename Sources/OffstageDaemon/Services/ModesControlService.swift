@@ -26,6 +26,19 @@ struct ModesControlService: VarlinkInterface {
                 }
                 responder.reply(engine.audioSessionsReply())
             },
+            "SystemEvent": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ModesControlInterface.SystemEventParameters.self)
+                let event: SystemEvent
+                do throws(CoreError) {
+                    event = try parameters.event().get()
+                } catch {
+                    throw error.varlink(in: ModesControlInterface.name)
+                }
+                let told = engine.core.apps.values.filter { $0.process != nil && $0.process?.termination == nil }.count
+                engine.apply(engine.core.systemEvent(event, at: engine.now))
+                responder.reply(ModesControlInterface.SystemEventReply(apps: told))
+            },
             "VoIPApps": { context, _, responder in
                 try engine.requireUser(context)
                 responder.reply(engine.voipAppsReply())

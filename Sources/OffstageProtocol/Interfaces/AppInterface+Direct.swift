@@ -122,6 +122,10 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"socketClosed\":")
             json.bool(socketClosed)
         }
+        if let systemEvent {
+            json.raw(",\"systemEvent\":")
+            json.string(systemEvent)
+        }
         json.raw("}")
     }
 
@@ -132,7 +136,8 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),
             launchReason: try object.string("launchReason"), deadline: try object.double("deadline"),
             run: try object.unsigned("run"), taskIdentifier: try object.string("taskIdentifier"),
-            taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"))
+            taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"),
+            systemEvent: try object.string("systemEvent"))
     }
 }
 

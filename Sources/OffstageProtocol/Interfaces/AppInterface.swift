@@ -22,8 +22,8 @@ public enum AppInterface {
         type Callback (
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
-          # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
-          # or voipSocket
+          # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
+          # voipSocket or systemEvent
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -37,7 +37,10 @@ public enum AppInterface {
           # audioInterruption: the interruption that began or ended
           audioInterruption: ?AudioInterruption,
           # voipSocket: true when the peer closed the socket, false when data arrived
-          socketClosed: ?bool
+          socketClosed: ?bool,
+          # systemEvent: significant-time-change, time-zone-change, locale-change, settings-change,
+          # battery-level-change, battery-state-change, network-change, accessory-connect or accessory-disconnect
+          systemEvent: ?string
         )
 
         # An audio interruption (SPEC MODE-1).
@@ -171,11 +174,12 @@ public enum AppInterface {
         public var taskKind: String?
         public var audioInterruption: AudioInterruption?
         public var socketClosed: Bool?
+        public var systemEvent: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
             run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
-            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil
+            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, systemEvent: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -187,6 +191,7 @@ public enum AppInterface {
             self.taskKind = taskKind
             self.audioInterruption = audioInterruption
             self.socketClosed = socketClosed
+            self.systemEvent = systemEvent
         }
 
         /// The wire form of a core callback.
@@ -198,6 +203,7 @@ public enum AppInterface {
             var taskKind: String?
             var interruption: AudioInterruption?
             var socketClosed: Bool?
+            var systemEvent: String?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -205,12 +211,13 @@ public enum AppInterface {
             case .performFetch(let number), .taskExpiring(let number): run = number
             case .audioInterruption(let event): interruption = event
             case .voipSocket(let closed): socketClosed = closed
+            case .systemEvent(let event): systemEvent = event.rawValue
             default: break
             }
             self.init(
                 id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
                 deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
-                audioInterruption: interruption, socketClosed: socketClosed)
+                audioInterruption: interruption, socketClosed: socketClosed, systemEvent: systemEvent)
         }
     }
 

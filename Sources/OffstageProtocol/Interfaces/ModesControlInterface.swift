@@ -53,6 +53,12 @@ public enum ModesControlInterface {
         # tests without a signalling server. The app must be suspended with its socket watched.
         method VoIPSocketEvent(app: string, closed: bool) -> (apps: []VoIPApp)
 
+        # A system event, as the machine would post it (SPEC LC-4): every app with a process hears it; a suspended
+        # one when it runs again, once per kind. kind: significant-time-change, time-zone-change, locale-change,
+        # settings-change, battery-level-change, battery-state-change, network-change, accessory-connect or
+        # accessory-disconnect.
+        method SystemEvent(kind: string) -> (apps: int)
+
         # The app is not installed.
         error AppNotInstalled (message: string, fix: string)
 
@@ -66,6 +72,30 @@ public enum ModesControlInterface {
         public static let audioInterruption = "io.offstage.ModesControl.AudioInterruption"
         public static let voipApps = "io.offstage.ModesControl.VoIPApps"
         public static let voipSocketEvent = "io.offstage.ModesControl.VoIPSocketEvent"
+        public static let systemEvent = "io.offstage.ModesControl.SystemEvent"
+    }
+
+    /// `SystemEvent` parameters.
+    public struct SystemEventParameters: Codable, Hashable, Sendable {
+        public var kind: String
+        public init(kind: String) { self.kind = kind }
+
+        /// The core's event, or what is wrong with the kind.
+        public func event() -> Result<SystemEvent, CoreError> {
+            guard let event = SystemEvent(rawValue: kind) else {
+                return .failure(
+                    CoreError(
+                        .invalidArgument, "\(QuotedText.quote(kind)) is not a system event",
+                        fix: "use one of \(SystemEvent.allCases.map(\.rawValue).joined(separator: ", "))"))
+            }
+            return .success(event)
+        }
+    }
+
+    /// `SystemEvent` reply: how many apps were told (or will be, when they run again).
+    public struct SystemEventReply: Codable, Hashable, Sendable {
+        public var apps: Int
+        public init(apps: Int) { self.apps = apps }
     }
 
     /// One app's audio session on the wire.

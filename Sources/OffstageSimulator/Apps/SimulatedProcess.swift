@@ -119,7 +119,7 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
-        case .keepAlive, .voipSocket: break
+        case .keepAlive, .voipSocket, .systemEvent: break
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
                 let request = processes[pid]?.audio

@@ -42,7 +42,8 @@ struct DirectAppMessagesTests {
                 AudioInterruption(
                     began: generator.next() % 2 == 0, shouldResume: generator.next() % 2 == 0,
                     reason: texts[Int(generator.next() % UInt64(texts.count))])),
-            socketClosed: maybe(generator.next() % 2 == 0))
+            socketClosed: maybe(generator.next() % 2 == 0),
+            systemEvent: maybe(SystemEvent.allCases[Int(generator.next() % UInt64(SystemEvent.allCases.count))].rawValue))
     }
 
     @Test("written by hand, read by JSONDecoder: the same value")
