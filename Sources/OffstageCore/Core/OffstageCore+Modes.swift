@@ -31,9 +31,7 @@ extension OffstageCore {
             launch(id, .voip, now)
             return true
         }
-        if !modes.voip.keepAlivesDue(at: now, joiningWakeUp: false, handlerTime: configuration.keepAliveHandler,
-            tolerance: configuration.keepAliveWindow).filter({ $0 == id }).isEmpty
-        {
+        if modes.voip.keepAliveMustStart(id, at: now, handlerTime: configuration.keepAliveHandler) {
             runKeepAlives(leadingWith: id, now)
         }
         return false

@@ -68,9 +68,10 @@ extension OffstageCore {
     }
 
     /// Whether the system may launch the app into the background for its modes: not force-quit (LC-6), background
-    /// activity on (SET-2), not being uninstalled, not shutting down.
+    /// activity on (SET-2), able to be in the background at all (LC-7), not being uninstalled, not shutting down.
     func mayLaunchInBackground(_ entry: AppEntry) -> Bool {
-        !entry.durable.forceQuit && entry.app.settings.backgroundActivity && !entry.uninstalling && !shuttingDown
+        !entry.durable.forceQuit && entry.app.settings.backgroundActivity && !exitsOnSuspend(entry) && !entry.uninstalling
+            && !shuttingDown
     }
 
     /// When to launch a VoIP app again whose process just ended: after an abnormal exit, once its crash-loop delay
@@ -92,10 +93,13 @@ extension OffstageCore {
         let due = (leader.map { [$0] } ?? []) + joining.filter { $0 != leader }
         var started: [AppID] = []
         for id in due {
+            // The next timeout counts from now whatever happens below, so a handler that cannot run now does not
+            // leave a deadline in the past.
+            modes.voip.keepAliveStarted(id, at: now)
+            scheduleAgain(id)
             guard let entry = apps[id], let process = entry.process, process.termination == nil,
                 process.inFlight?.kind != .keepAlive, !process.queue.contains(.keepAlive)
             else { continue }
-            modes.voip.keepAliveStarted(id, at: now)
             if !entry.app.settings.backgroundActivity {
                 log(now, id, .mode, "keep-alive handler skipped: background activity is off for this app")
                 continue

@@ -12,7 +12,7 @@ struct GeneratorProfile: Sendable {
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
-        variants: [(3, .scheduler), (2, .plain), (2, .fetchOnly), (1, .exitsOnSuspend)], multitaskingOff: 0.4,
+        variants: [(3, .scheduler), (2, .plain), (2, .fetchOnly), (1, .exitsOnSuspend), (1, .modes)], multitaskingOff: 0.4,
         length: 40...160)
 
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
@@ -99,6 +99,9 @@ struct CommandGenerator {
             (busy ? 0.5 : 0.1, .cancelAll(appSlot(&rng))), (busy ? 1.5 : 0.2, .fetchInterval(appSlot(&rng))),
             (busy ? 4 : 0.5, .beginTask(appSlot(&rng))), (busy ? 2 : 0.3, .endTask(appSlot(&rng))),
             (busy ? 1 : 0.2, .complete(appSlot(&rng))), (busy ? 2 : 0.2, .reply(appSlot(&rng))),
+            (busy ? 2 : 0.2, .audio(appSlot(&rng))), (0.7, .audioInterruption), (busy ? 1 : 0.2, .keepAlive(appSlot(&rng))),
+            (busy ? 1 : 0.2, .handOff(appSlot(&rng))), (2, .socketData(int(0...(ModelWorld.appCount - 1)))),
+            (1, .systemEvent),
         ]
         return make(weighted(options))
     }
@@ -119,6 +122,11 @@ struct CommandGenerator {
         case cancel(Int)
         case cancelAll(Int)
         case fetchInterval(Int)
+        case audio(Int)
+        case keepAlive(Int)
+        case handOff(Int)
+        case socketData(Int)
+        case audioInterruption, systemEvent
         case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
         case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask
     }
@@ -146,6 +154,12 @@ struct CommandGenerator {
         case .cancelAll(let slot): return .cancelAll(slot)
         case .fetchInterval(let slot):
             return .fetchInterval(slot, weighted([(1, .never), (2, .minimum), (1, .seconds(Double(int(0...7200))))]))
+        case .audio(let slot): return .audio(slot, playing: int(0...2) != 0)
+        case .audioInterruption: return .audioInterruption(int(0...1) == 0)
+        case .keepAlive(let slot): return .keepAlive(slot, seconds: weighted([(6, 600), (2, 900), (1, 599)]))
+        case .handOff(let slot): return .handOff(slot)
+        case .socketData(let slot): return .socketData(slot, closed: int(0...4) == 0)
+        case .systemEvent: return .systemEvent(weighted(SystemEvent.allCases.map { (1, $0) }))
         case .advance: return .advance(ms: duration())
         case .fireTimer: return .fireTimer
         case .open: return .open(int(anySlot))

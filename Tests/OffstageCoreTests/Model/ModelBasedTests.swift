@@ -136,7 +136,7 @@ enum ModelExplorer {
 @Suite("Model-based tests of the core (SPEC LC, BT, SCH)")
 struct ModelBasedTests {
     @Test(
-        "LC-1, LC-2, LC-3, LC-4, LC-5, LC-6, LC-7, LC-9, BT-2, BT-4, MAN-3: random sessions keep every lifecycle invariant",
+        "LC-1, LC-2, LC-3, LC-4, LC-5, LC-6, LC-7, LC-9, BT-2, BT-4, MAN-3, MODE-1, MODE-2: random sessions keep every lifecycle invariant",
         arguments: SeedBatch.batches(first: 1_000_000, batches: 4, perBatch: 600))
     func lifecycle(batch: SeedBatch) {
         let result = ModelExplorer.explore(batch, profile: .lifecycle, enabled: Set(Invariant.allCases))
@@ -151,6 +151,7 @@ struct ModelBasedTests {
             "launch.user", "launch.refresh", "launch.processing", "launch.fetch", "deliver.didEnterBackground",
             "deliver.willTerminate", "deliver.backgroundTasksExpiring", "deliver.runTask", "deliver.performFetch",
             "deliver.taskExpiring", "freeze", "thaw", "terminate", "kill", "forget", "log.watchdog", "log.taskRun",
+            "deliver.keepAlive", "deliver.systemEvent", "launch.voip", "watchSocket.armed", "closeSocket",
         ]
         for key in reached {
             #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")

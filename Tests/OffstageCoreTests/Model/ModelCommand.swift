@@ -75,6 +75,21 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     /// The shell reports the exit of the slot's process that has died and not yet been reported.
     case reap(Int)
 
+    // MARK: Modes and system events (SPEC §7, LC-4)
+
+    /// The slot's process activates a playback session and plays (true), or stops playing (false) (SPEC MODE-1).
+    case audio(Int, playing: Bool)
+    /// A system audio interruption begins (true) or ends (SPEC MODE-1).
+    case audioInterruption(Bool)
+    /// The slot's process sets its VoIP keep-alive timeout (SPEC MODE-2); under 600 s it is refused.
+    case keepAlive(Int, seconds: Int)
+    /// The slot's process hands off a socket (SPEC MODE-2).
+    case handOff(Int)
+    /// Data (or a hang-up) arrives on the slot's handed-off socket; only a watched one reports it.
+    case socketData(Int, closed: Bool)
+    /// A system event for every app (SPEC LC-4).
+    case systemEvent(SystemEvent)
+
     // MARK: Time
 
     /// Time passes; every timer the core asks for fires at exactly its deadline on the way.
@@ -113,6 +128,12 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .fetchInterval(let slot, let interval): ".fetchInterval(\(slot), \(Self.describe(interval)))"
         case .exit(let slot, let status): ".exit(\(slot), \(Self.describe(status)))"
         case .reap(let slot): ".reap(\(slot))"
+        case .audio(let slot, let playing): ".audio(\(slot), playing: \(playing))"
+        case .audioInterruption(let began): ".audioInterruption(\(began))"
+        case .keepAlive(let slot, let seconds): ".keepAlive(\(slot), seconds: \(seconds))"
+        case .handOff(let slot): ".handOff(\(slot))"
+        case .socketData(let slot, let closed): ".socketData(\(slot), closed: \(closed))"
+        case .systemEvent(let event): ".systemEvent(.\(event.caseName))"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
         }
@@ -125,9 +146,11 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .appSetting(let slot, _, _), .runTask(let slot, _), .expireTask(let slot, _), .spawn(let slot, _),
             .attach(let slot), .detach(let slot), .reply(let slot), .replyAgain(let slot), .beginTask(let slot),
             .endTask(let slot, _), .complete(let slot, _, _), .submit(let slot, _, _, _, _), .cancel(let slot, _),
-            .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot):
+            .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot), .audio(let slot, _),
+            .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _):
             slot
-        case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer:
+        case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
+            .systemEvent:
             nil
         }
     }
@@ -177,6 +200,8 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
     case fetchOnly
     /// `UIApplicationExitsOnSuspend`, yet declaring `fetch` and `processing` (SPEC LC-7 must win).
     case exitsOnSuspend
+    /// The long-running modes `audio` and `voip`, with `fetch` (SPEC §7).
+    case modes
 
     /// The manifest of `id` for this variant.
     func manifest(_ id: AppID) -> Manifest {
@@ -196,7 +221,19 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
                 id: id, executable: "app", backgroundModes: [.fetch, .processing],
                 permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, ModelWorld.processingIdentifier],
                 exitsOnSuspend: true)
+        case .modes:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.audio, .voip, .fetch],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
         }
+    }
+}
+
+extension SystemEvent {
+    /// The Swift case name, for reproductions printed as code.
+    var caseName: String {
+        let words = rawValue.split(separator: "-")
+        return String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 }
 

@@ -97,6 +97,9 @@ struct ModelShell {
     private var step = 0
     private var nextPid: Int32 = 1000
     private var nextTaskName = 0
+    /// Handed-off sockets by token: their app, and whether the shell watches them now (SPEC MODE-2).
+    private(set) var sockets: [UInt64: (app: AppID, armed: Bool)] = [:]
+    private var nextSocketToken: UInt64 = 1
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -226,6 +229,32 @@ struct ModelShell {
         case .fetchInterval(_, let interval):
             guard let process = running(slot) else { return }
             feed { core, now throws(CoreError) in try core.setFetchInterval(id, pid: process.pid, interval, at: now) }
+        case .audio(_, let playing):
+            guard let process = running(slot) else { return }
+            if playing {
+                let session = AudioSessionRequest(category: .playback, active: true)
+                feed { core, now throws(CoreError) in try core.setAudioSession(id, pid: process.pid, session, at: now).actions }
+            }
+            feed { core, now throws(CoreError) in try core.setAudioPlaying(id, pid: process.pid, playing: playing, at: now) }
+        case .audioInterruption(let began):
+            feed { core, now throws(CoreError) in try core.audioInterruption(began: began, at: now) }
+        case .keepAlive(_, let seconds):
+            guard let process = running(slot) else { return }
+            feed { core, now throws(CoreError) in
+                try core.setKeepAliveTimeout(id, pid: process.pid, seconds: Double(seconds), at: now)
+            }
+        case .handOff:
+            guard let process = running(slot) else { return }
+            let token = nextSocketToken
+            nextSocketToken += 1
+            feed { core, now throws(CoreError) in try core.socketHandedOff(id, pid: process.pid, token: token, at: now) }
+        case .socketData(_, let closed):
+            // A watched socket reports once (epoll's one-shot), as the daemon's watcher does.
+            guard let (token, socket) = sockets.first(where: { $0.value.app == id }), socket.armed else { return }
+            sockets[token]?.armed = false
+            feed { core, now throws(CoreError) in core.voipSocketEvent(id, token: token, closed: closed, at: now) }
+        case .systemEvent(let event):
+            feed { core, now throws(CoreError) in core.systemEvent(event, at: now) }
         case .exit(_, let status):
             guard let process = process(of: slot), process.death == nil else { return }
             processes[process.pid]?.death = status
@@ -340,7 +369,11 @@ struct ModelShell {
                 processes[pid] = process
             case .kill(_, let pid):
                 if processes[pid]?.death == nil { processes[pid]?.death = .signaled(9) }
-            case .log, .saveApp, .saveDevice, .forget, .watchSocket, .closeSocket:
+            case .watchSocket(let id, let token, let armed):
+                sockets[token] = (id, armed)
+            case .closeSocket(_, let token):
+                sockets[token] = nil
+            case .log, .saveApp, .saveDevice, .forget:
                 break
             }
         }
@@ -500,7 +533,9 @@ struct ModelShell {
     }
 
     /// Tracks since when each process has been idle in the background, from what the shell knows of it: attached,
-    /// launched, no callback unanswered, no task open, no run in its hands, and the core not terminating it.
+    /// launched, no callback unanswered, no task open, no run in its hands, and the core not terminating it. A mode
+    /// that holds the app (audio playing, a VoIP socket being handled) keeps it running: when a mode may hold an app
+    /// is the mode's own tests' business; here the lifecycle must honour the hold, and suspend once it ends.
     private mutating func updateIdle() {
         for (pid, process) in processes {
             let core = self.core.apps[process.app]?.process
@@ -508,6 +543,7 @@ struct ModelShell {
                 process.death == nil && !process.frozen && process.attached && process.launchCompleted
                 && process.outstanding.isEmpty && process.openTasks.isEmpty && process.runs.isEmpty
                 && core?.pid == pid && core?.phase == .background && core?.termination == nil
+                && !self.core.modeHolds(of: process.app, at: now).contains { $0.verdict == .holds }
             if !idle {
                 idleSince[pid] = nil
             } else if idleSince[pid] == nil {

@@ -155,4 +155,18 @@ struct VoIPModeTests {
         #expect(sim.state(of: appB) == .notRunning)
         #expect(!sim.trace(of: appB).contains { $0.event == .launched(.boot) })
     }
+
+    @Test("LC-7, MODE-2: with multitasking off, a VoIP app is neither launched at boot nor relaunched after a crash")
+    func noBackgroundLaunchWithoutMultitasking() throws {
+        var settings = DeviceSettings()
+        settings.multitaskingSupported = false
+        var sim = voipSimulation(a: phone.on("didBecomeActive", .exit(code: 3, after: .milliseconds(10))))
+        sim.setDeviceSettings(settings)
+        sim.boot()
+        sim.run(for: .seconds(1))
+        #expect(sim.state(of: appA) == .notRunning)
+        try sim.openAndSettle(appA)
+        sim.run(for: .seconds(60))
+        #expect(!sim.trace(of: appA).contains { $0.event == .launched(.voip) || $0.event == .launched(.boot) })
+    }
 }

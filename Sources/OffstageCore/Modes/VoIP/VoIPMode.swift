@@ -67,6 +67,11 @@ public struct VoIPMode: Hashable, Sendable {
         }.keys.sorted()
     }
 
+    /// Whether the app's keep-alive handler must start now, at the latest, to have its time before the timeout.
+    func keepAliveMustStart(_ app: AppID, at now: Instant, handlerTime: Duration) -> Bool {
+        keepAlives[app].map { now >= $0.expiresAt - handlerTime } ?? false
+    }
+
     /// The app's keep-alive handler starts: the next timeout counts from now.
     mutating func keepAliveStarted(_ app: AppID, at now: Instant) {
         guard let keepAlive = keepAlives[app] else { return }
