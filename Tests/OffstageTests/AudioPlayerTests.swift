@@ -66,9 +66,9 @@ struct AudioPlayerTests {
         #expect(outputs.samples.count == written)
         #expect(player.currentTime == paused)
         player.play()
-        #expect(await eventually { outputs.all.count == 2 && !outputs.all[1].log.withLock { $0.samples.isEmpty } })
+        try #require(await eventually { outputs.all.count == 2 && !outputs.all[1].log.withLock { $0.samples.isEmpty } })
         player.stop()
-        let resumedAt = outputs.all[1].log.withLock { $0.samples.first! }
+        let resumedAt = try #require(outputs.all[1].log.withLock { $0.samples.first })
         #expect(Int(resumedAt) == Int((paused * 8000).rounded()) % 30000, "the first frame after resuming is where it paused")
     }
 

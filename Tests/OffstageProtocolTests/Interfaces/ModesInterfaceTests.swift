@@ -19,7 +19,7 @@ struct ModesInterfaceTests {
             modes.methods.contains(String($0.split(separator: ".").last!))
         })
         let control = try VarlinkIDLChecker.check(ModesControlInterface.definition)
-        #expect(control.methods == ["AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent"])
+        #expect(control.methods == ["AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent", "SystemEvent"])
         let app = try VarlinkIDLChecker.check(AppInterface.definition)
         #expect(app.types.contains("AudioInterruption"))
     }
