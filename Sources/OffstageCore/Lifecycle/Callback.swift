@@ -46,6 +46,11 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case keepAlive
     /// Data arrived on the socket the app handed off, or its peer closed it (SPEC MODE-2).
     case voipSocket(closed: Bool)
+    /// New locations for the app's location managers (`locationManager(_:didUpdateLocations:)`, SPEC MODE-3);
+    /// while the app cannot receive, newer fixes replace a queued one (events coalesce, SPEC LC-4).
+    case locations([LocationFix])
+    /// The location source failed (`locationManager(_:didFailWithError:)`), with what went wrong.
+    case locationError(String)
 
     /// The callback's wire name.
     public var name: String {
@@ -63,6 +68,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .audioInterruption: "audioInterruption"
         case .keepAlive: "keepAlive"
         case .voipSocket: "voipSocket"
+        case .locations: "locations"
+        case .locationError: "locationError"
         }
     }
 
