@@ -78,11 +78,14 @@ public struct OffstageDaemonService: Service {
             try? await server.close()
             throw error
         }
+        let location = LocationService(engine: engine)
         try await loop.submit {
             engine.watcher = watcher
             engine.voipSockets = voipSockets
+            engine.location = location
             engine.start()
         }.get()
+        location.startDefault()
         let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
         try await server.start()
         logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
@@ -96,6 +99,7 @@ public struct OffstageDaemonService: Service {
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
         voipSockets.stop()
+        location.stop()
         conditions?.shutdown()
         watcher.shutdown()
         control.removeAll()

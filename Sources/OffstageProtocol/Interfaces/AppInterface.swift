@@ -22,8 +22,8 @@ public enum AppInterface {
         type Callback (
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
-          # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
-          # or voipSocket
+          # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
+          # voipSocket, locations or locationError
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -37,7 +37,29 @@ public enum AppInterface {
           # audioInterruption: the interruption that began or ended
           audioInterruption: ?AudioInterruption,
           # voipSocket: true when the peer closed the socket, false when data arrived
-          socketClosed: ?bool
+          socketClosed: ?bool,
+          # locations: the new locations, oldest first (SPEC MODE-3)
+          locations: ?[]Location,
+          # locationError: why the location source failed
+          locationError: ?string
+        )
+
+        # A position (SPEC MODE-3).
+        type Location (
+          # degrees, WGS84
+          latitude: float,
+          longitude: float,
+          # metres above mean sea level, when known
+          altitude: ?float,
+          # metres (68 % radius)
+          horizontalAccuracy: float,
+          verticalAccuracy: ?float,
+          # metres per second, when known
+          speed: ?float,
+          # degrees clockwise from true north, when known
+          course: ?float,
+          # seconds since the Unix epoch
+          timestamp: float
         )
 
         # An audio interruption (SPEC MODE-1).
@@ -171,11 +193,14 @@ public enum AppInterface {
         public var taskKind: String?
         public var audioInterruption: AudioInterruption?
         public var socketClosed: Bool?
+        public var locations: [LocationMessage]?
+        public var locationError: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
             run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
-            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil
+            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
+            locationError: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -187,6 +212,8 @@ public enum AppInterface {
             self.taskKind = taskKind
             self.audioInterruption = audioInterruption
             self.socketClosed = socketClosed
+            self.locations = locations
+            self.locationError = locationError
         }
 
         /// The wire form of a core callback.
@@ -198,6 +225,8 @@ public enum AppInterface {
             var taskKind: String?
             var interruption: AudioInterruption?
             var socketClosed: Bool?
+            var locations: [LocationMessage]?
+            var locationError: String?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -205,12 +234,15 @@ public enum AppInterface {
             case .performFetch(let number), .taskExpiring(let number): run = number
             case .audioInterruption(let event): interruption = event
             case .voipSocket(let closed): socketClosed = closed
+            case .locations(let fixes): locations = fixes.map(LocationMessage.init)
+            case .locationError(let message): locationError = message
             default: break
             }
             self.init(
                 id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
                 deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
-                audioInterruption: interruption, socketClosed: socketClosed)
+                audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
+                locationError: locationError)
         }
     }
 

@@ -33,6 +33,65 @@ public enum ModesControlInterface {
         # afterwards.
         method AudioInterruption(begin: bool) -> (sessions: []AudioSession, interruption: bool)
 
+        # A position (SPEC MODE-3), as io.offstage.App's Location.
+        type Location (
+          # degrees, WGS84
+          latitude: float,
+          longitude: float,
+          # metres above mean sea level, when known
+          altitude: ?float,
+          # metres (68 % radius)
+          horizontalAccuracy: float,
+          verticalAccuracy: ?float,
+          # metres per second, when known
+          speed: ?float,
+          # degrees clockwise from true north, when known
+          course: ?float,
+          # seconds since the Unix epoch
+          timestamp: float
+        )
+
+        # One app that receives locations.
+        type LocationApp (
+          app: string,
+          # standard updates on
+          updating: bool,
+          # metres; with updating
+          distanceFilter: ?float,
+          desiredAccuracy: ?float,
+          allowsBackground: ?bool,
+          # significant-change monitoring on (survives the process and restarts)
+          significantChanges: bool,
+          # what the location mode says about the app: "location: receiving location updates", or why it gives no
+          # background time
+          hold: ?string
+        )
+
+        # The location source and who listens. kind: none, replay, gpsd or fixed; source describes it; status says
+        # how it is doing (or, with no source, how to set one).
+        method Location() -> (kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp)
+
+        # Replays a GPX or NMEA track file (a path on the daemon's machine) at speed times real time (default 1),
+        # from the start again after the end with loop. On a bad file nothing changes: BadTrack names the file, the
+        # line and the fix.
+        method ReplayTrack(path: string, speed: ?float, loop: ?bool) -> (
+          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+        )
+
+        # Sets a fixed position (degrees) with accuracy metres of error (default 10).
+        method SetLocation(latitude: float, longitude: float, accuracy: ?float) -> (
+          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+        )
+
+        # Reads positions from gpsd at host (default 127.0.0.1) and port (default 2947); it reconnects if gpsd goes
+        # away.
+        method UseGpsd(host: ?string, port: ?int) -> (
+          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+        )
+
+        # A track file cannot be read or is not a usable GPX or NMEA track.
+        error BadTrack (file: string, line: ?int, message: string, fix: string)
+
         # An argument is not acceptable, or the action does not apply now.
         error InvalidArgument (message: string, fix: string)
         """
@@ -41,6 +100,10 @@ public enum ModesControlInterface {
     public enum Method {
         public static let audioSessions = "io.offstage.ModesControl.AudioSessions"
         public static let audioInterruption = "io.offstage.ModesControl.AudioInterruption"
+        public static let location = "io.offstage.ModesControl.Location"
+        public static let replayTrack = "io.offstage.ModesControl.ReplayTrack"
+        public static let setLocation = "io.offstage.ModesControl.SetLocation"
+        public static let useGpsd = "io.offstage.ModesControl.UseGpsd"
     }
 
     /// One app's audio session on the wire.

@@ -76,6 +76,7 @@ struct DaemonMetricsTests {
             .willTerminate, .backgroundTasksExpiring([]), .runTask(run: 1, identifier: "x", kind: .appRefresh),
             .performFetch(run: 1), .taskExpiring(run: 1),
             .audioInterruption(AudioInterruption(began: true, reason: "a call")), .keepAlive, .voipSocket(closed: false),
+            .locations([]), .locationError("gone"),
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)

@@ -98,7 +98,7 @@ public struct LocationUpdates: Hashable, Sendable {
     // MARK: Fixes
 
     /// Every app that updates or monitors significant changes.
-    var listeners: Set<AppID> { Set(updating.keys).union(significant.keys) }
+    public var listeners: Set<AppID> { Set(updating.keys).union(significant.keys) }
 
     /// A new fix from the source. Every running app that updates gets it if it passes its distance filter; every
     /// monitoring app whose anchor lies `significantDistance` metres or more away gets it too, woken or launched if
