@@ -8,6 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
+    "Tracker",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
@@ -72,7 +73,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The SDK an app imports.
-        .target(name: "Offstage", dependencies: ["OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
+        .target(name: "Offstage", dependencies: ["OffstageCore", "OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
         // The command line.
         .executableTarget(
             name: "offstage",

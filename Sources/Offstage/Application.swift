@@ -174,6 +174,10 @@ public final class Application {
             handleScheduledWork(callback)
         case "keepAlive", "voipSocket":
             handleVoIP(callback)
+        case "locations":
+            LocationDispatch.shared.deliver(callback.locations ?? [])
+        case "locationError":
+            LocationDispatch.shared.sourceFailed(callback.locationError ?? "the location source failed")
         case "audioInterruption":
             if let event = callback.audioInterruption {
                 AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)
