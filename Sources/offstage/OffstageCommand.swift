@@ -21,7 +21,7 @@ struct OffstageCommand: ParsableCommand {
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
             ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
-            RunTask.self, ExpireTask.self, Fetch.self, Audio.self, Metrics.self, MakeBundle.self,
+            RunTask.self, ExpireTask.self, Fetch.self, Audio.self, LocationCommand.self, Metrics.self, MakeBundle.self,
         ]
     )
 

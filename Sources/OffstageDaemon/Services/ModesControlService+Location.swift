@@ -48,8 +48,11 @@ extension DaemonEngine {
             switch error {
             case .badTrack(let problem):
                 let name = "\(ModesControlInterface.name).BadTrack"
+                // The message names the file and the line, so the CLI's one line says where.
+                let place = problem.line.map { "\(problem.file) line \($0)" } ?? problem.file
                 var parameters: [String: JSONValue] = [
-                    "file": .string(problem.file), "message": .string(problem.problem), "fix": .string(problem.fix),
+                    "file": .string(problem.file), "message": .string("\(place): \(problem.problem)"),
+                    "fix": .string(problem.fix),
                 ]
                 if let line = problem.line { parameters["line"] = .number(Double(line)) }
                 throw VarlinkError(name, parameters: parameters)
