@@ -118,6 +118,7 @@ struct LocationModeIntegrationTests {
                 #"{"method":"io.offstage.Modes.StartUpdatingLocation","parameters":{"desiredAccuracy":0,"distanceFilter":0,"allowsBackground":true}}"#)
             let answer = try #require(client.receive())
             #expect(answer["error"] as? String == "io.offstage.Modes.NotAnApp")
+            client.close()
         }
     }
 }
