@@ -69,7 +69,9 @@ final class LocationService: Sendable {
         let track: LocationTrack
         do {
             track = try LocationTrack.load(path: path, settings: settings)
-        } catch let error as LocationTrackError {
+        } catch var error as LocationTrackError {
+            // The whole path, as the user gave it: the file's name alone may not say which one.
+            error.file = path
             throw .badTrack(error)
         } catch {
             throw .invalid("cannot read the track \(path): \(error)", fix: "give the path of a GPX or NMEA file")

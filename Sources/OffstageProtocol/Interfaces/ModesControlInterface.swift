@@ -33,8 +33,8 @@ public enum ModesControlInterface {
         # afterwards.
         method AudioInterruption(begin: bool) -> (sessions: []AudioSession, interruption: bool)
 
-        # A position (SPEC MODE-3), as io.offstage.App's Location.
-        type Location (
+        # A position (SPEC MODE-3): the fields of io.offstage.App's Location (named apart from the Location method).
+        type Position (
           # degrees, WGS84
           latitude: float,
           longitude: float,
@@ -69,24 +69,24 @@ public enum ModesControlInterface {
 
         # The location source and who listens. kind: none, replay, gpsd or fixed; source describes it; status says
         # how it is doing (or, with no source, how to set one).
-        method Location() -> (kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp)
+        method Location() -> (kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp)
 
         # Replays a GPX or NMEA track file (a path on the daemon's machine) at speed times real time (default 1),
         # from the start again after the end with loop. On a bad file nothing changes: BadTrack names the file, the
         # line and the fix.
         method ReplayTrack(path: string, speed: ?float, loop: ?bool) -> (
-          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
         )
 
         # Sets a fixed position (degrees) with accuracy metres of error (default 10).
         method SetLocation(latitude: float, longitude: float, accuracy: ?float) -> (
-          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
         )
 
         # Reads positions from gpsd at host (default 127.0.0.1) and port (default 2947); it reconnects if gpsd goes
         # away.
         method UseGpsd(host: ?string, port: ?int) -> (
-          kind: string, source: string, status: string, lastFix: ?Location, apps: []LocationApp
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
         )
 
         # A track file cannot be read or is not a usable GPX or NMEA track.

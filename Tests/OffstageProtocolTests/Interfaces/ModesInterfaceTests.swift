@@ -111,7 +111,7 @@ struct ModesInterfaceTests {
         #expect(try IDLFields.keys(of: callback).isSubset(of: Set(callbackFields)))
 
         let control = ModesControlInterface.definition
-        #expect(try IDLFields.keys(of: location) == Set(try #require(IDLFields.type("Location", in: control)).keys))
+        #expect(try IDLFields.keys(of: location) == Set(try #require(IDLFields.type("Position", in: control)).keys))
         let listener = ModesControlInterface.LocationAppMessage(
             app: "com.example.tracker", updating: nil, significantChanges: true, hold: nil)
         #expect(try IDLFields.keys(of: listener) == Set(try #require(IDLFields.type("LocationApp", in: control)).keys))
