@@ -121,4 +121,32 @@ struct LocationModeIntegrationTests {
             client.close()
         }
     }
+
+    @Test("MODE-3: a real gpsd fed by gpsfake with walk.nmea is the source, and the tracker receives its fixes")
+    func realGpsdAsTheSource() throws {
+        if let why = GpsFake.unavailable { try Test.cancel(Comment(rawValue: why + "; skipped")) }
+        try withDaemon { daemon in
+            let gpsfake = try GpsFake(folder: daemon.root)
+            defer { gpsfake.stop() }
+            try Self.installTracker(daemon)
+            let shown = try daemon.ok("location", "gpsd", "--port", String(gpsfake.port))
+            #expect(shown.contains("gpsd") && shown.contains(":\(gpsfake.port)"), "\(shown)")
+            try daemon.ok("open", Self.tracker)
+            let fed = (try? daemon.waitUntil("the tracker gets fixes from gpsd", timeout: 60) {
+                gpsfake.noteChildren()
+                return Self.locationLines(daemon) >= 3 || !gpsfake.process.isRunning
+            }) != nil
+            guard fed, Self.locationLines(daemon) >= 3 else {
+                try Test.cancel(Comment(rawValue: "gpsfake could not feed gpsd here (running: \(gpsfake.process.isRunning), "
+                    + "output: \(daemon.output(Self.tracker).suffix(300)), gpsfake said: \(gpsfake.said)); skipped"))
+            }
+            // walk.nmea starts near 52.5163 N, 13.3777 E (Berlin): the tracker's locations are the log's.
+            let location = try daemon.ok("--json", "location")
+            let reply = try JSONDecoder().decode(ModesControlInterface.LocationReply.self, from: Data(location.utf8))
+            #expect(reply.kind == "gpsd")
+            let fix = try #require(reply.lastFix)
+            #expect(abs(fix.latitude - 52.516) < 0.05 && abs(fix.longitude - 13.378) < 0.05, "\(fix)")
+            #expect(daemon.output(Self.tracker).contains("location <+52.5"))
+        }
+    }
 }

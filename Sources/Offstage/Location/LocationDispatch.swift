@@ -91,6 +91,17 @@ final class LocationDispatch {
         }
     }
 
+    /// The app attached to a restarted daemon, which forgot its standard updates (significant-change monitoring is
+    /// kept in the daemon's store): they are asked for again.
+    func reattached() {
+        guard let subscribed else { return }
+        do {
+            _ = try link.request(ModesInterface.Method.startUpdatingLocation, subscribed, as: EmptyReply.self)
+        } catch {
+            reportToDeveloper("location updates could not be started again after the daemon restarted: \(LocationError(error))")
+        }
+    }
+
     /// How many locations wait for a manager at most: the latest are what matter.
     static let undeliveredLimit = 16
 
