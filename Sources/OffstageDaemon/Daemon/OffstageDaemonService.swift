@@ -78,7 +78,7 @@ public struct OffstageDaemonService: Service {
             try? await server.close()
             throw error
         }
-        let location = LocationService(engine: engine)
+        let location = LocationService(engine: engine, settings: configuration.daemon.location)
         try await loop.submit {
             engine.watcher = watcher
             engine.voipSockets = voipSockets
