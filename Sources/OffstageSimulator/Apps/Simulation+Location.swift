@@ -34,6 +34,11 @@ extension Simulation {
         perform(core.locationUpdated(fix, at: now))
     }
 
+    /// The location source fails (gpsd went away).
+    public mutating func locationSourceFailed(_ message: String) {
+        perform(core.locationSourceFailed(message, at: now))
+    }
+
     /// The machine restarts: every app process is gone, and a new core reads every app back from its durable state,
     /// as the daemon does from its store.
     public mutating func reboot() {

@@ -217,4 +217,18 @@ struct LocationModeTests {
         #expect(sim.core.modes.location.updating[appA] == nil)
         #expect(sim.core.modes.location.significant[appA] != nil)
     }
+
+    @Test("MODE-3: a failing source tells each running app that updates (did-fail), not a suspended one")
+    func sourceFailureIsTold() throws {
+        var sim = locationSimulation(a: tracker(LocationRequest()))
+        sim.install(manifest("com.example.c", modes: [.location]), behavior: tracker(LocationRequest(allowsBackground: true)))
+        try sim.openAndSettle(appA)
+        try sim.openAndSettle("com.example.c")
+        sim.run(for: .seconds(2))
+        #expect(sim.state(of: appA) == .suspended && sim.state(of: "com.example.c") == .active)
+        sim.locationSourceFailed("gpsd went away")
+        sim.run(for: .seconds(1))
+        #expect(sim.callbacks(of: "com.example.c").contains("locationError"))
+        #expect(!sim.callbacks(of: appA).contains("locationError"))
+    }
 }
