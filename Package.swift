@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
-    "Phone",
+    "Phone", "Tracker",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
@@ -72,8 +72,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The SDK an app imports.
-        .target(name: "Offstage", dependencies: ["OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
+        // The SDK an app imports (it uses the core's geodesy for Location.distance(from:), the same the daemon uses).
+        .target(name: "Offstage", dependencies: ["OffstageCore", "OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
         // The command line.
         .executableTarget(
             name: "offstage",

@@ -176,6 +176,10 @@ public final class Application {
             if let event = callback.systemEvent.flatMap(SystemEvent.init(rawValue:)) { systemEventArrived(event) }
         case "keepAlive", "voipSocket":
             handleVoIP(callback)
+        case "locations":
+            LocationDispatch.shared.deliver(callback.locations ?? [])
+        case "locationError":
+            LocationDispatch.shared.sourceFailed(callback.locationError ?? "the location source failed")
         case "audioInterruption":
             if let event = callback.audioInterruption {
                 AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)

@@ -93,7 +93,10 @@ final class DaemonLink: Sendable {
                     attachedBefore = true
                     attached.withLock { $0 = stream }
                     // A restarted daemon forgot what the app registered for its modes: registered again.
-                    if again { VoIPRegistration.shared.reattached(link: self) }
+                    if again {
+                        VoIPRegistration.shared.reattached(link: self)
+                        DispatchQueue.main.async { MainActor.assumeIsolated { LocationDispatch.shared.reattached() } }
+                    }
                     // Wakes the main loop, which polls the new stream from now on.
                     DispatchQueue.main.async {}
                     stream.ended.wait()

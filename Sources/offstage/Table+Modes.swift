@@ -27,4 +27,26 @@ extension Table {
         }
         return layout(rows)
     }
+
+    static func location(_ reply: ModesControlInterface.LocationReply) -> String {
+        var lines = ["source: \(reply.source)", "status: \(reply.status)"]
+        if let fix = reply.lastFix {
+            var text = "last fix: " + String(format: "%.5f, %.5f ±%.0f m", fix.latitude, fix.longitude, fix.horizontalAccuracy)
+            if let speed = fix.speed { text += String(format: ", %.1f m/s", speed) }
+            lines.append(text)
+        } else {
+            lines.append("last fix: none yet")
+        }
+        guard !reply.apps.isEmpty else { return (lines + ["no app receives locations"]).joined(separator: "\n") }
+        var rows = [["APP", "UPDATES", "SIGNIFICANT CHANGES", "BACKGROUND"]]
+        for app in reply.apps {
+            var updates = "off"
+            if app.updating {
+                updates = String(format: "every %.0f m", app.distanceFilter ?? 0)
+                if app.allowsBackground == true { updates += ", background" }
+            }
+            rows.append([app.app, updates, app.significantChanges ? "monitored" : "off", app.hold ?? "-"])
+        }
+        return (lines + [layout(rows)]).joined(separator: "\n")
+    }
 }

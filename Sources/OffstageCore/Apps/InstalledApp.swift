@@ -40,6 +40,8 @@ public struct AppDurableState: Hashable, Sendable, Codable {
     /// The user uninstalled the app while its process ran: it is forgotten once the process is gone, also after a
     /// daemon restart (an acknowledged uninstall is never undone by a crash).
     public var uninstallPending: Bool = false
+    /// Significant-change location monitoring (SPEC MODE-3): it outlives the process, a force-quit and a restart.
+    public var significantLocationChange: SignificantChangeRegistration?
 
     /// The initial state.
     public init() {}
@@ -52,6 +54,8 @@ public struct AppDurableState: Hashable, Sendable, Codable {
         crashLoop = try container.decodeIfPresent(CrashLoop.self, forKey: .crashLoop) ?? .init()
         schedule = try container.decodeIfPresent(AppSchedule.self, forKey: .schedule) ?? .init()
         uninstallPending = try container.decodeIfPresent(Bool.self, forKey: .uninstallPending) ?? false
+        significantLocationChange = try container.decodeIfPresent(
+            SignificantChangeRegistration.self, forKey: .significantLocationChange)
     }
 }
 

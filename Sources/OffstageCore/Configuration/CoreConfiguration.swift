@@ -63,6 +63,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// An app woken by data on its VoIP socket (or an accessory event) has this long to handle it (SPEC MODE-2,
     /// MODE-4). Default 10 s.
     public var voipSocketEventTime: Double = 10
+    /// The significant-change location service wakes or launches an app once the device is this many metres from
+    /// where the app last heard of it (SPEC MODE-3: about 500 m). Default 500 m.
+    public var significantChangeDistance: Double = 500
     /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
     /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
     public var utcOffsetSeconds: Int?
@@ -79,6 +82,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case dailyBackgroundBudget, idleDelay, minimumFetchInterval, usageHalfLifeDays, maximumEarliestBeginAhead
         case maximumEarliestBeginPast, utcOffsetSeconds
         case keepAliveMinimumTimeout, keepAliveHandlerTime, keepAliveTolerance, voipSocketEventTime
+        case significantChangeDistance
     }
 
     public init(from decoder: any Decoder) throws {
@@ -117,6 +121,8 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         keepAliveHandlerTime = try value(.keepAliveHandlerTime, defaults.keepAliveHandlerTime)
         keepAliveTolerance = try value(.keepAliveTolerance, defaults.keepAliveTolerance)
         voipSocketEventTime = try value(.voipSocketEventTime, defaults.voipSocketEventTime)
+        // Metres, not seconds, but the same rule: a finite number, not negative.
+        significantChangeDistance = try value(.significantChangeDistance, defaults.significantChangeDistance)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {

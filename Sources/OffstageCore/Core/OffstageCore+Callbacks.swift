@@ -64,7 +64,8 @@ extension OffstageCore {
         case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
-        case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent:
+        case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent, .locations,
+            .locationError:
             now + configuration.callback
         case .keepAlive: now + configuration.keepAliveHandler
         case .voipSocket: now + configuration.voipSocketEvent
@@ -218,7 +219,8 @@ extension OffstageCore {
         case .didEnterBackground: configuration.didEnterBackground
         case .willTerminate: configuration.willTerminate
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
-        case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent:
+        case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent, .locations,
+            .locationError:
             configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent

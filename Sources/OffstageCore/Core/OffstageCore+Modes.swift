@@ -43,7 +43,13 @@ extension OffstageCore {
             switch action {
             case .notify(let id, let kind):
                 guard let process = apps[id]?.process, process.termination == nil else { continue }
-                enqueue(id, kind)
+                if case .locations = kind, let queued = process.queue.lastIndex(where: \.isLocations) {
+                    // A newer fix replaces one the app has not heard yet: it wants where it is (SPEC LC-4).
+                    apps[id]?.process?.queue[queued] = kind
+                    touched.insert(id)
+                } else {
+                    enqueue(id, kind)
+                }
             case .resume(let id, let because):
                 guard let process = apps[id]?.process, process.frozen, process.termination == nil else { continue }
                 log(now, id, .mode, "resumed: \(because)")
@@ -54,6 +60,14 @@ extension OffstageCore {
                 log(now, id, .mode, message)
             case .shell(let action):
                 emit(action)
+            case .launch(let id, let reason, let because):
+                guard apps[id] != nil, apps[id]?.process == nil else { continue }
+                log(now, id, .mode, "launching into the background: \(because)")
+                launch(id, reason, now)
+            case .save(let id):
+                guard apps[id] != nil else { continue }
+                apps[id]?.durable.significantLocationChange = modes.location.significant[id]
+                emit(.saveApp(id))
             }
         }
     }

@@ -114,6 +114,7 @@ public struct OffstageCore: Sendable {
         durable.schedule.started = [:]
         durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
+        modes.location.restore(app.id, durable.significantLocationChange)
         scheduleAgain(app.id)
     }
 

@@ -48,6 +48,11 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case voipSocket(closed: Bool)
     /// A system notification (SPEC LC-4): time, time zone, locale, settings, battery, network, accessories.
     case systemEvent(SystemEvent)
+    /// New locations for the app's location managers (`locationManager(_:didUpdateLocations:)`, SPEC MODE-3);
+    /// while the app cannot receive, newer fixes replace a queued one (events coalesce, SPEC LC-4).
+    case locations([LocationFix])
+    /// The location source failed (`locationManager(_:didFailWithError:)`), with what went wrong.
+    case locationError(String)
 
     /// The callback's wire name.
     public var name: String {
@@ -66,6 +71,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .keepAlive: "keepAlive"
         case .voipSocket: "voipSocket"
         case .systemEvent: "systemEvent"
+        case .locations: "locations"
+        case .locationError: "locationError"
         }
     }
 

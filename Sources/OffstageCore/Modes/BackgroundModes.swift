@@ -8,6 +8,8 @@ public struct BackgroundModes: Hashable, Sendable {
     public internal(set) var audio = AudioSessions()
     /// VoIP keep-alive handlers, handed-off sockets and relaunches (SPEC MODE-2).
     public internal(set) var voip = VoIPMode()
+    /// Location updates and significant-change monitoring (SPEC MODE-3).
+    public internal(set) var location = LocationUpdates()
 
     /// No mode active for any app.
     public init() {}
@@ -17,13 +19,15 @@ public struct BackgroundModes: Hashable, Sendable {
         var holds: [ModeHold] = []
         if let audio = audio.hold(app, context) { holds.append(audio) }
         if let voip = voip.hold(app, context) { holds.append(voip) }
+        if let location = location.hold(app, context) { holds.append(location) }
         return holds
     }
 
     /// The app's process is gone: every mode that ends with the process lets go of it; a VoIP app that exited
     /// abnormally is launched again at `relaunch`.
     mutating func processEnded(_ app: AppID, relaunch: Instant?) -> [ModeAction] {
-        audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch)
+        location.processEnded(app)
+        return audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch)
     }
 
     /// The app's process tree was frozen.

@@ -70,4 +70,9 @@ public enum ModeAction: Hashable, Sendable {
     case log(AppID?, String)
     /// An action for the shell as it is (watch or close a socket).
     case shell(CoreAction)
+    /// Launch the app into the background for `reason` if it has no process (the component decided the system may).
+    case launch(AppID, LaunchReason, because: String)
+    /// What the app's durable state keeps of a mode changed: copy it there and save it (SPEC MODE-3's significant-change
+    /// monitoring outlives the process and the daemon).
+    case save(AppID)
 }

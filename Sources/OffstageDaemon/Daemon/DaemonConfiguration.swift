@@ -83,6 +83,9 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// The one timer firing later than this many seconds after its deadline counts as a missed deadline
     /// (`offstage_deadlines_missed_total`; SPEC §11: due work starts ≤ 1 ms late). Default 0.001 s.
     public var deadlineTolerance: Double = 0.001
+    /// The location sources' numbers (SPEC MODE-3), as an object under `location`: `{"location": {"gpsdPort": 2948}}`.
+    /// Defaults: those of ``LocationSourceSettings``.
+    public var location = LocationSourceSettings()
 
     /// The defaults.
     public init() {}
@@ -90,7 +93,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Keys a configuration file may contain.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
-        case deadlineTolerance
+        case deadlineTolerance, location
     }
 
     /// The fix a bad `metricsListen` gets.
@@ -108,6 +111,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         metricsListen = try container.decodeIfPresent(String.self, forKey: .metricsListen)
         deadlineTolerance =
             try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
+        location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
+        if let problem = location.problems.first {
+            throw DecodingError.dataCorruptedError(forKey: .location, in: container, debugDescription: problem)
+        }
         if let metricsListen, MetricsListenAddress(metricsListen) == nil {
             throw DecodingError.dataCorruptedError(
                 forKey: .metricsListen, in: container, debugDescription: "cannot be \(QuotedText.quote(metricsListen))")

@@ -30,6 +30,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var watcher: ExitWatcher!
     /// The sockets VoIP apps handed off (SPEC MODE-2); nil until the service starts it.
     var voipSockets: VoIPSockets?
+    /// The location source and its feed to the core (SPEC MODE-3); nil until the service starts it.
+    var location: LocationService?
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]

@@ -78,11 +78,14 @@ public struct OffstageDaemonService: Service {
             try? await server.close()
             throw error
         }
+        let location = LocationService(engine: engine, settings: configuration.daemon.location)
         try await loop.submit {
             engine.watcher = watcher
             engine.voipSockets = voipSockets
+            engine.location = location
             engine.start()
         }.get()
+        location.startDefault()
         let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
         let clock = Self.watchClock(engine: engine, loop: loop, logger: logger)
         try await server.start()
@@ -97,6 +100,7 @@ public struct OffstageDaemonService: Service {
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
         voipSockets.stop()
+        location.stop()
         conditions?.shutdown()
         clock?.stop()
         watcher.shutdown()

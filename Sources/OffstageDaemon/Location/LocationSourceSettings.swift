@@ -80,3 +80,27 @@ public struct LocationSourceSettings: Hashable, Sendable, Codable {
         return problems
     }
 }
+
+extension LocationSourceSettings {
+    // A configuration file's `location` object may give any subset of the keys; the rest keep their defaults.
+    // `problems` says what is wrong with the values.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = LocationSourceSettings()
+        func value<Value: Decodable>(_ key: CodingKeys, _ fallback: Value) throws -> Value {
+            try container.decodeIfPresent(Value.self, forKey: key) ?? fallback
+        }
+        untimedPointSpacing = try value(.untimedPointSpacing, defaults.untimedPointSpacing)
+        userEquivalentRangeError = try value(.userEquivalentRangeError, defaults.userEquivalentRangeError)
+        defaultHorizontalAccuracy = try value(.defaultHorizontalAccuracy, defaults.defaultHorizontalAccuracy)
+        replaySpeed = try value(.replaySpeed, defaults.replaySpeed)
+        replayLoops = try value(.replayLoops, defaults.replayLoops)
+        replayLoopGap = try value(.replayLoopGap, defaults.replayLoopGap)
+        gpsdHost = try value(.gpsdHost, defaults.gpsdHost)
+        gpsdPort = try value(.gpsdPort, defaults.gpsdPort)
+        gpsdConnectTimeout = try value(.gpsdConnectTimeout, defaults.gpsdConnectTimeout)
+        gpsdReconnectInitialDelay = try value(.gpsdReconnectInitialDelay, defaults.gpsdReconnectInitialDelay)
+        gpsdReconnectMaximumDelay = try value(.gpsdReconnectMaximumDelay, defaults.gpsdReconnectMaximumDelay)
+        gpsdMaximumLineLength = try value(.gpsdMaximumLineLength, defaults.gpsdMaximumLineLength)
+    }
+}

@@ -11,7 +11,7 @@ struct ModesControlService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
-        [
+        let audio: [String: VarlinkMethodHandler] = [
             "AudioSessions": { context, _, responder in
                 try engine.requireUser(context)
                 responder.reply(engine.audioSessionsReply())
@@ -55,6 +55,7 @@ struct ModesControlService: VarlinkInterface {
                 responder.reply(engine.voipAppsReply())
             },
         ]
+        return audio.merging(locationMethods) { first, _ in first }
     }
 }
 

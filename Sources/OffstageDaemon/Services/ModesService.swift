@@ -44,6 +44,39 @@ struct ModesService: VarlinkInterface {
                 responder.reply()
             },
             // HandOffSocket is served on the hand-off socket (descriptors cannot pass here): see `VoIPSockets`.
+            "StartUpdatingLocation": { context, request, responder in
+                let parameters = try request.decodeParameters(ModesInterface.StartUpdatingLocationParameters.self)
+                let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
+                engine.apply(
+                    try engine.modesCall { () throws(CoreError) in
+                        try engine.core.startUpdatingLocation(id, pid: pid, parameters.request, at: engine.now)
+                    })
+                responder.reply()
+            },
+            "StopUpdatingLocation": { context, _, responder in
+                let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
+                engine.apply(
+                    try engine.modesCall { () throws(CoreError) in
+                        try engine.core.stopUpdatingLocation(id, pid: pid, at: engine.now)
+                    })
+                responder.reply()
+            },
+            "StartMonitoringSignificantChanges": { context, _, responder in
+                let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
+                engine.apply(
+                    try engine.modesCall { () throws(CoreError) in
+                        try engine.core.startMonitoringSignificantLocationChanges(id, pid: pid, at: engine.now)
+                    })
+                responder.reply()
+            },
+            "StopMonitoringSignificantChanges": { context, _, responder in
+                let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
+                engine.apply(
+                    try engine.modesCall { () throws(CoreError) in
+                        try engine.core.stopMonitoringSignificantLocationChanges(id, pid: pid, at: engine.now)
+                    })
+                responder.reply()
+            },
         ]
     }
 }

@@ -126,12 +126,27 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"systemEvent\":")
             json.string(systemEvent)
         }
+        if let locations {
+            json.raw(",\"locations\":[")
+            for (index, location) in locations.enumerated() {
+                if index > 0 { json.raw(",") }
+                try location.appendJSON(to: &json)
+            }
+            json.raw("]")
+        }
+        if let locationError {
+            json.raw(",\"locationError\":")
+            json.string(locationError)
+        }
         json.raw("}")
     }
 
     init(direct object: VarlinkDirectObject) throws(VarlinkDirectObject.Unusable) {
-        // Task id lists (expiration handlers) and interruptions are rare: Foundation reads them.
-        guard !object.has("taskIds"), !object.has("audioInterruption") else { throw VarlinkDirectObject.Unusable() }
+        // Task id lists (expiration handlers), interruptions and locations (nested objects, at most about once a
+        // second) are rare next to lifecycle callbacks: Foundation reads them.
+        guard !object.has("taskIds"), !object.has("audioInterruption"), !object.has("locations"),
+            !object.has("locationError")
+        else { throw VarlinkDirectObject.Unusable() }
         self.init(
             id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),
             launchReason: try object.string("launchReason"), deadline: try object.double("deadline"),

@@ -23,7 +23,7 @@ public enum AppInterface {
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
-          # voipSocket or systemEvent
+          # voipSocket, systemEvent, locations or locationError
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -40,7 +40,29 @@ public enum AppInterface {
           socketClosed: ?bool,
           # systemEvent: significant-time-change, time-zone-change, locale-change, settings-change,
           # battery-level-change, battery-state-change, network-change, accessory-connect or accessory-disconnect
-          systemEvent: ?string
+          systemEvent: ?string,
+          # locations: the new locations, oldest first (SPEC MODE-3)
+          locations: ?[]Location,
+          # locationError: why the location source failed
+          locationError: ?string
+        )
+
+        # A position (SPEC MODE-3).
+        type Location (
+          # degrees, WGS84
+          latitude: float,
+          longitude: float,
+          # metres above mean sea level, when known
+          altitude: ?float,
+          # metres (68 % radius)
+          horizontalAccuracy: float,
+          verticalAccuracy: ?float,
+          # metres per second, when known
+          speed: ?float,
+          # degrees clockwise from true north, when known
+          course: ?float,
+          # seconds since the Unix epoch
+          timestamp: float
         )
 
         # An audio interruption (SPEC MODE-1).
@@ -159,65 +181,6 @@ public enum AppInterface {
         public init(id: UInt64, name: String) {
             self.id = id
             self.name = name
-        }
-    }
-
-    /// A callback on the wire.
-    public struct CallbackMessage: Codable, Hashable, Sendable {
-        public var id: UInt64
-        public var kind: String
-        public var launchReason: String?
-        public var taskIds: [UInt64]?
-        public var deadline: Double?
-        public var run: UInt64?
-        public var taskIdentifier: String?
-        public var taskKind: String?
-        public var audioInterruption: AudioInterruption?
-        public var socketClosed: Bool?
-        public var systemEvent: String?
-
-        public init(
-            id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
-            run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
-            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, systemEvent: String? = nil
-        ) {
-            self.id = id
-            self.kind = kind
-            self.launchReason = launchReason
-            self.taskIds = taskIds
-            self.deadline = deadline
-            self.run = run
-            self.taskIdentifier = taskIdentifier
-            self.taskKind = taskKind
-            self.audioInterruption = audioInterruption
-            self.socketClosed = socketClosed
-            self.systemEvent = systemEvent
-        }
-
-        /// The wire form of a core callback.
-        public init(_ callback: Callback) {
-            var reason: String?
-            var tasks: [UInt64]?
-            var run: UInt64?
-            var identifier: String?
-            var taskKind: String?
-            var interruption: AudioInterruption?
-            var socketClosed: Bool?
-            var systemEvent: String?
-            switch callback.kind {
-            case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
-            case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
-            case .runTask(let number, let name, let kind): (run, identifier, taskKind) = (number, name, kind.rawValue)
-            case .performFetch(let number), .taskExpiring(let number): run = number
-            case .audioInterruption(let event): interruption = event
-            case .voipSocket(let closed): socketClosed = closed
-            case .systemEvent(let event): systemEvent = event.rawValue
-            default: break
-            }
-            self.init(
-                id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
-                deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
-                audioInterruption: interruption, socketClosed: socketClosed, systemEvent: systemEvent)
         }
     }
 

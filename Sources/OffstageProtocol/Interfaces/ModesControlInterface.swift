@@ -62,6 +62,65 @@ public enum ModesControlInterface {
         # The app is not installed.
         error AppNotInstalled (message: string, fix: string)
 
+        # A position (SPEC MODE-3): the fields of io.offstage.App's Location (named apart from the Location method).
+        type Position (
+          # degrees, WGS84
+          latitude: float,
+          longitude: float,
+          # metres above mean sea level, when known
+          altitude: ?float,
+          # metres (68 % radius)
+          horizontalAccuracy: float,
+          verticalAccuracy: ?float,
+          # metres per second, when known
+          speed: ?float,
+          # degrees clockwise from true north, when known
+          course: ?float,
+          # seconds since the Unix epoch
+          timestamp: float
+        )
+
+        # One app that receives locations.
+        type LocationApp (
+          app: string,
+          # standard updates on
+          updating: bool,
+          # metres; with updating
+          distanceFilter: ?float,
+          desiredAccuracy: ?float,
+          allowsBackground: ?bool,
+          # significant-change monitoring on (survives the process and restarts)
+          significantChanges: bool,
+          # what the location mode says about the app: "location: receiving location updates", or why it gives no
+          # background time
+          hold: ?string
+        )
+
+        # The location source and who listens. kind: none, replay, gpsd or fixed; source describes it; status says
+        # how it is doing (or, with no source, how to set one).
+        method Location() -> (kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp)
+
+        # Replays a GPX or NMEA track file (a path on the daemon's machine) at speed times real time (default 1),
+        # from the start again after the end with loop. On a bad file nothing changes: BadTrack names the file, the
+        # line and the fix.
+        method ReplayTrack(path: string, speed: ?float, loop: ?bool) -> (
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
+        )
+
+        # Sets a fixed position (degrees) with accuracy metres of error (default 10).
+        method SetLocation(latitude: float, longitude: float, accuracy: ?float) -> (
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
+        )
+
+        # Reads positions from gpsd at host (default 127.0.0.1) and port (default 2947); it reconnects if gpsd goes
+        # away.
+        method UseGpsd(host: ?string, port: ?int) -> (
+          kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
+        )
+
+        # A track file cannot be read or is not a usable GPX or NMEA track.
+        error BadTrack (file: string, line: ?int, message: string, fix: string)
+
         # An argument is not acceptable, or the action does not apply now.
         error InvalidArgument (message: string, fix: string)
         """
@@ -73,6 +132,10 @@ public enum ModesControlInterface {
         public static let voipApps = "io.offstage.ModesControl.VoIPApps"
         public static let voipSocketEvent = "io.offstage.ModesControl.VoIPSocketEvent"
         public static let systemEvent = "io.offstage.ModesControl.SystemEvent"
+        public static let location = "io.offstage.ModesControl.Location"
+        public static let replayTrack = "io.offstage.ModesControl.ReplayTrack"
+        public static let setLocation = "io.offstage.ModesControl.SetLocation"
+        public static let useGpsd = "io.offstage.ModesControl.UseGpsd"
     }
 
     /// `SystemEvent` parameters.

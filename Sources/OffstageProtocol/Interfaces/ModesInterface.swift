@@ -40,6 +40,22 @@ public enum ModesInterface {
         # replaces the previous one. Needs the `voip` mode.
         method HandOffSocket() -> (kind: string, domain: string)
 
+        # Starts (or changes) standard location updates (SPEC MODE-3): each fix at least distanceFilter metres from the
+        # last one given arrives as a `locations` callback while the app runs. With allowsBackground they keep the app
+        # running in the background, which needs the `location` mode (NotPermitted otherwise). desiredAccuracy is a
+        # hint to the source, in metres.
+        method StartUpdatingLocation(desiredAccuracy: float, distanceFilter: float, allowsBackground: bool) -> ()
+
+        # Stops standard location updates.
+        method StopUpdatingLocation() -> ()
+
+        # Starts monitoring significant location changes (about 500 m): they wake the app, or launch it into the
+        # background (launch reason `location`), even after the user force-quit it. Kept across restarts until stopped.
+        method StartMonitoringSignificantChanges() -> ()
+
+        # Stops monitoring significant location changes.
+        method StopMonitoringSignificantChanges() -> ()
+
         # The calling process belongs to no installed app.
         error NotAnApp (pid: int, message: string, fix: string)
 
@@ -62,6 +78,10 @@ public enum ModesInterface {
         public static let setAudioPlaying = "io.offstage.Modes.SetAudioPlaying"
         public static let setKeepAliveTimeout = "io.offstage.Modes.SetKeepAliveTimeout"
         public static let handOffSocket = "io.offstage.Modes.HandOffSocket"
+        public static let startUpdatingLocation = "io.offstage.Modes.StartUpdatingLocation"
+        public static let stopUpdatingLocation = "io.offstage.Modes.StopUpdatingLocation"
+        public static let startMonitoringSignificantChanges = "io.offstage.Modes.StartMonitoringSignificantChanges"
+        public static let stopMonitoringSignificantChanges = "io.offstage.Modes.StopMonitoringSignificantChanges"
     }
 
     /// An audio session on the wire.
@@ -142,4 +162,21 @@ public enum ModesInterface {
 
     /// The hand-off socket of the daemon whose main socket is at `mainSocket`.
     public static func handOffSocketPath(forMain mainSocket: String) -> String { mainSocket + ".handoff" }
+
+    /// `StartUpdatingLocation` parameters.
+    public struct StartUpdatingLocationParameters: Codable, Hashable, Sendable {
+        public var desiredAccuracy: Double
+        public var distanceFilter: Double
+        public var allowsBackground: Bool
+        public init(desiredAccuracy: Double, distanceFilter: Double, allowsBackground: Bool) {
+            self.desiredAccuracy = desiredAccuracy
+            self.distanceFilter = distanceFilter
+            self.allowsBackground = allowsBackground
+        }
+
+        /// The core's request.
+        public var request: LocationRequest {
+            LocationRequest(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, allowsBackground: allowsBackground)
+        }
+    }
 }

@@ -20,6 +20,14 @@ public struct AppBehavior: Sendable {
         case setKeepAlive(seconds: Double)
         /// Hands the system a (simulated) connected socket to watch while suspended (SPEC MODE-2).
         case handOffSocket
+        /// Starts standard location updates (SPEC MODE-3).
+        case startUpdatingLocation(LocationRequest)
+        /// Stops standard location updates.
+        case stopUpdatingLocation
+        /// Starts significant-change monitoring (SPEC MODE-3).
+        case startMonitoringSignificantChanges
+        /// Stops significant-change monitoring.
+        case stopMonitoringSignificantChanges
     }
 
     /// Steps per callback, keyed by the callback's wire name (`didEnterBackground` …).

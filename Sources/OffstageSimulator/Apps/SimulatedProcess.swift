@@ -119,7 +119,8 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
-        case .keepAlive, .voipSocket, .systemEvent: break
+        case .keepAlive, .voipSocket, .systemEvent, .locationError: break
+        case .locations(let fixes): deliveredLocations[id, default: []] += fixes
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
                 let request = processes[pid]?.audio
@@ -152,6 +153,9 @@ extension Simulation {
                 setKeepAlive(seconds, pid: pid, app: id)
             case .handOffSocket:
                 handOffSocket(pid: pid, app: id)
+            case .startUpdatingLocation, .stopUpdatingLocation, .startMonitoringSignificantChanges,
+                .stopMonitoringSignificantChanges:
+                locationStep(step, pid: pid, app: id)
             }
         }
         if !hangs { schedule(.callbackReturns(pid: pid, callback), after: duration) }

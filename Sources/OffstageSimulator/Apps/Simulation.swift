@@ -26,6 +26,8 @@ public struct Simulation: Sendable {
     /// Sockets the simulated apps handed off, by token, and whether the shell watches each now (SPEC MODE-2).
     public internal(set) var sockets: [UInt64: SimulatedSocket] = [:]
     var nextSocketToken: UInt64 = 1
+    /// The locations each app's code was given, in order (SPEC MODE-3).
+    public internal(set) var deliveredLocations: [AppID: [LocationFix]] = [:]
 
     /// Creates a simulation.
     /// - Parameters:

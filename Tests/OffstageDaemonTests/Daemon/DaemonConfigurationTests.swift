@@ -21,6 +21,18 @@ struct DaemonConfigurationTests {
         #expect(daemon.freezer == "signalStop" && daemon.shutdownTimeout == 10)
     }
 
+    @Test("MODE-3: the location sources' numbers come under `location`, any subset; a bad one names the key and the fix")
+    func locationSettings() throws {
+        let (core, daemon) = try DaemonConfiguration.settings(
+            from: Data(#"{"significantChangeDistance": 250, "location": {"gpsdPort": 2948, "replaySpeed": 10}}"#.utf8),
+            file: "x.json")
+        #expect(core.significantChangeDistance == 250)
+        #expect(daemon.location.gpsdPort == 2948 && daemon.location.replaySpeed == 10 && daemon.location.gpsdHost == "127.0.0.1")
+        let refused = try #require(refusal(#"{"location": {"gpsdPort": 0}}"#))
+        #expect(refused.key == "location" && refused.problem.contains("gpsd port 0"))
+        #expect(refusal(#"{"significantChangeDistance": -1}"#)?.key == "significantChangeDistance")
+    }
+
     @Test("§11 observability: metricsListen is off by default; HOST:PORT with IPv4, a name or a bracketed IPv6 host")
     func metricsListen() throws {
         #expect(DaemonSettings().metricsListen == nil && DaemonSettings().deadlineTolerance == 0.001)

@@ -10,16 +10,26 @@ struct ModesInterfaceTests {
     func definitionsAreValid() throws {
         let modes = try VarlinkIDLChecker.check(ModesInterface.definition)
         #expect(modes.name == ModesInterface.name)
-        #expect(modes.methods == ["SetAudioSession", "SetAudioPlaying", "SetKeepAliveTimeout", "HandOffSocket"])
+        #expect(
+            modes.methods == [
+                "SetAudioSession", "SetAudioPlaying", "SetKeepAliveTimeout", "HandOffSocket", "StartUpdatingLocation",
+                "StopUpdatingLocation", "StartMonitoringSignificantChanges", "StopMonitoringSignificantChanges",
+            ])
         let names = [
             ModesInterface.Method.setAudioSession, ModesInterface.Method.setAudioPlaying,
             ModesInterface.Method.setKeepAliveTimeout, ModesInterface.Method.handOffSocket,
+            ModesInterface.Method.startUpdatingLocation, ModesInterface.Method.stopUpdatingLocation,
+            ModesInterface.Method.startMonitoringSignificantChanges, ModesInterface.Method.stopMonitoringSignificantChanges,
         ]
         #expect(names.allSatisfy {
             modes.methods.contains(String($0.split(separator: ".").last!))
         })
         let control = try VarlinkIDLChecker.check(ModesControlInterface.definition)
-        #expect(control.methods == ["AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent", "SystemEvent"])
+        #expect(
+            control.methods == [
+                "AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent", "SystemEvent", "Location", "ReplayTrack",
+                "SetLocation", "UseGpsd",
+            ])
         let app = try VarlinkIDLChecker.check(AppInterface.definition)
         #expect(app.types.contains("AudioInterruption"))
     }
@@ -100,5 +110,61 @@ struct ModesInterfaceTests {
         let direct = Data(json.bytes)
         #expect(try JSONDecoder().decode(AppInterface.CallbackMessage.self, from: direct) == callback)
         #expect(try JSONDecoder().decode(AppInterface.CallbackMessage.self, from: JSONEncoder().encode(callback)) == callback)
+    }
+
+    @Test("MODE-3: the location types and methods have exactly the IDL's fields, in both interfaces")
+    func locationMatchesIDL() throws {
+        let text = ModesInterface.definition
+        let start = try #require(IDLFields.method("StartUpdatingLocation", in: text))
+        let parameters = ModesInterface.StartUpdatingLocationParameters(desiredAccuracy: 10, distanceFilter: 5, allowsBackground: true)
+        #expect(try IDLFields.keys(of: parameters) == Set(start.input.keys))
+        #expect(parameters.request == LocationRequest(desiredAccuracy: 10, distanceFilter: 5, allowsBackground: true))
+
+        let fix = LocationFix(
+            latitude: 48, longitude: 11, altitude: 500, horizontalAccuracy: 5, verticalAccuracy: 8, speed: 1.4, course: 90,
+            timestamp: Instant(secondsSinceEpoch: 1_700_000_000))
+        let location = AppInterface.LocationMessage(fix)
+        #expect(location.fix == fix)
+        let app = AppInterface.definition
+        #expect(try IDLFields.keys(of: location) == Set(try #require(IDLFields.type("Location", in: app)).keys))
+        let callback = AppInterface.CallbackMessage(Callback(id: CallbackID(3), kind: .locations([fix]), deadline: nil))
+        let callbackFields = try #require(IDLFields.type("Callback", in: app)).keys
+        #expect(callbackFields.contains("locations") && callbackFields.contains("locationError"))
+        #expect(try IDLFields.keys(of: callback).isSubset(of: Set(callbackFields)))
+
+        let control = ModesControlInterface.definition
+        #expect(try IDLFields.keys(of: location) == Set(try #require(IDLFields.type("Position", in: control)).keys))
+        let listener = ModesControlInterface.LocationAppMessage(
+            app: "com.example.tracker", updating: nil, significantChanges: true, hold: nil)
+        #expect(try IDLFields.keys(of: listener) == Set(try #require(IDLFields.type("LocationApp", in: control)).keys))
+        let reply = ModesControlInterface.LocationReply(kind: "fixed", source: "s", status: "t", lastFix: location, apps: [listener])
+        for method in ["Location", "ReplayTrack", "SetLocation", "UseGpsd"] {
+            #expect(try IDLFields.keys(of: reply) == Set(try #require(IDLFields.method(method, in: control)).output.keys))
+        }
+        let replay = try #require(IDLFields.method("ReplayTrack", in: control))
+        #expect(try IDLFields.keys(of: ModesControlInterface.ReplayTrackParameters(path: "/t.gpx", speed: 2, loop: true)) == Set(replay.input.keys))
+        let set = try #require(IDLFields.method("SetLocation", in: control))
+        #expect(try IDLFields.keys(of: ModesControlInterface.SetLocationParameters(latitude: 1, longitude: 2, accuracy: 3)) == Set(set.input.keys))
+        let gpsd = try #require(IDLFields.method("UseGpsd", in: control))
+        #expect(try IDLFields.keys(of: ModesControlInterface.UseGpsdParameters(host: "h", port: 1)) == Set(gpsd.input.keys))
+    }
+
+    @Test("MODE-3: a locations callback written by hand reads back the same through Foundation")
+    func locationsCallbackRoundTrip() throws {
+        let fixes = [
+            LocationFix(latitude: 48, longitude: 11, horizontalAccuracy: 5, timestamp: Instant(secondsSinceEpoch: 1_700_000_000.5)),
+            LocationFix(latitude: -33.9, longitude: 18.4, altitude: 12, horizontalAccuracy: 3, verticalAccuracy: 4, speed: 2,
+                course: 180, timestamp: Instant(secondsSinceEpoch: 1_700_000_001)),
+        ]
+        let callback = AppInterface.CallbackMessage(Callback(id: CallbackID(9), kind: .locations(fixes), deadline: nil))
+        var json = VarlinkDirectJSON()
+        try callback.appendJSON(to: &json)
+        let decoded = try JSONDecoder().decode(AppInterface.CallbackMessage.self, from: Data(json.bytes))
+        #expect(decoded == callback)
+        #expect(decoded.locations?.map(\.fix) == fixes)
+        let error = AppInterface.CallbackMessage(Callback(id: CallbackID(10), kind: .locationError("gpsd went away"), deadline: nil))
+        var errorJSON = VarlinkDirectJSON()
+        try error.appendJSON(to: &errorJSON)
+        #expect(try JSONDecoder().decode(AppInterface.CallbackMessage.self, from: Data(errorJSON.bytes)) == error)
     }
 }

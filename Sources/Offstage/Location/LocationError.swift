@@ -1,0 +1,48 @@
+import OffstageProtocol
+
+/// Why a ``LocationManager`` gives no locations: a stable code, what was wrong and the fix.
+public struct LocationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable code.
+    public enum Code: String, Hashable, Sendable {
+        /// The app does not declare the `location` background mode that the request needs (SPEC MODE-6).
+        case notPermitted
+        /// A setting is not acceptable (a distance filter that is not a number).
+        case invalidArgument
+        /// The location source failed or has no position; updates go on when it recovers.
+        case sourceFailed
+        /// The daemon could not be reached, or the process is not a running installed app.
+        case unavailable
+    }
+
+    /// The code.
+    public var code: Code
+    /// What was wrong.
+    public var message: String
+    /// What to do about it.
+    public var fix: String
+
+    public var description: String { "\(message); \(fix)" }
+
+    init(_ code: Code, _ message: String, fix: String) {
+        self.code = code
+        self.message = message
+        self.fix = fix
+    }
+
+    /// The SDK's error for what the daemon (or the connection to it) said.
+    init(_ error: any Error) {
+        guard let varlink = error as? VarlinkError else {
+            self.init(.unavailable, "the Offstage daemon could not be reached: \(error)", fix: "start offstaged, or check OFFSTAGE_SOCKET")
+            return
+        }
+        let message = varlink.parameters["message"]?.stringValue ?? varlink.parameters["description"]?.stringValue ?? varlink.name
+        let fix = varlink.parameters["fix"]?.stringValue ?? "see `offstage log` for the daemon's side"
+        let code: Code =
+            switch varlink.name {
+            case ModesInterface.name + ".NotPermitted": .notPermitted
+            case ModesInterface.name + ".InvalidArgument": .invalidArgument
+            default: .unavailable
+            }
+        self.init(code, message, fix: fix)
+    }
+}

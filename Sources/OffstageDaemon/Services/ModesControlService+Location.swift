@@ -1,0 +1,79 @@
+import OffstageCore
+import OffstageProtocol
+
+/// The location methods of `io.offstage.ModesControl` (SPEC MODE-3): show the source and who listens, and switch
+/// sources. Every method replies with the state afterwards; on an error nothing changes.
+extension ModesControlService {
+    var locationMethods: [String: VarlinkMethodHandler] {
+        [
+            "Location": { context, _, responder in
+                try engine.requireUser(context)
+                responder.reply(engine.locationReply())
+            },
+            "ReplayTrack": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ModesControlInterface.ReplayTrackParameters.self)
+                try engine.switchLocation { service throws(LocationServiceError) in
+                    try service.replay(path: parameters.path, speed: parameters.speed, loop: parameters.loop)
+                }
+                responder.reply(engine.locationReply())
+            },
+            "SetLocation": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ModesControlInterface.SetLocationParameters.self)
+                try engine.switchLocation { service throws(LocationServiceError) in
+                    try service.set(latitude: parameters.latitude, longitude: parameters.longitude, accuracy: parameters.accuracy)
+                }
+                responder.reply(engine.locationReply())
+            },
+            "UseGpsd": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ModesControlInterface.UseGpsdParameters.self)
+                try engine.switchLocation { service throws(LocationServiceError) in
+                    try service.useGpsd(host: parameters.host, port: parameters.port)
+                }
+                responder.reply(engine.locationReply())
+            },
+        ]
+    }
+}
+
+extension DaemonEngine {
+    /// Switches the location source, turning a refusal into the interface's error.
+    func switchLocation(_ body: (LocationService) throws(LocationServiceError) -> Void) throws(VarlinkError) {
+        guard let location else { throw VarlinkError.internalError(reason: "the location service has not started") }
+        do {
+            try body(location)
+        } catch {
+            switch error {
+            case .badTrack(let problem):
+                let name = "\(ModesControlInterface.name).BadTrack"
+                // The message names the file and the line, so the CLI's one line says where.
+                let place = problem.line.map { "\(problem.file) line \($0)" } ?? problem.file
+                var parameters: [String: JSONValue] = [
+                    "file": .string(problem.file), "message": .string("\(place): \(problem.problem)"),
+                    "fix": .string(problem.fix),
+                ]
+                if let line = problem.line { parameters["line"] = .number(Double(line)) }
+                throw VarlinkError(name, parameters: parameters)
+            case .invalid(let message, let fix):
+                throw CoreError(.invalidArgument, message, fix: fix).varlink(in: ModesControlInterface.name)
+            }
+        }
+    }
+
+    /// The location source, its last fix and every app that listens, with the location mode's verdict on each.
+    func locationReply() -> ModesControlInterface.LocationReply {
+        let component = core.modes.location
+        let now = self.now
+        let (kind, source, status) = location?.snapshot ?? (.none, "none", LocationService.noSourceStatus)
+        let apps = component.listeners.sorted().map { id in
+            ModesControlInterface.LocationAppMessage(
+                app: id, updating: component.updating[id], significantChanges: component.significant[id] != nil,
+                hold: core.modeHolds(of: id, at: now).first { $0.mode == .location })
+        }
+        return ModesControlInterface.LocationReply(
+            kind: kind.rawValue, source: source, status: status, lastFix: component.lastFix.map(AppInterface.LocationMessage.init),
+            apps: apps)
+    }
+}

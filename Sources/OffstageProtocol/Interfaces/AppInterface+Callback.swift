@@ -1,0 +1,72 @@
+import OffstageCore
+
+extension AppInterface {
+    /// A callback on the wire.
+    public struct CallbackMessage: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public var kind: String
+        public var launchReason: String?
+        public var taskIds: [UInt64]?
+        public var deadline: Double?
+        public var run: UInt64?
+        public var taskIdentifier: String?
+        public var taskKind: String?
+        public var audioInterruption: AudioInterruption?
+        public var socketClosed: Bool?
+        public var locations: [LocationMessage]?
+        public var locationError: String?
+        public var systemEvent: String?
+
+        public init(
+            id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
+            run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
+            audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
+            locationError: String? = nil, systemEvent: String? = nil
+        ) {
+            self.id = id
+            self.kind = kind
+            self.launchReason = launchReason
+            self.taskIds = taskIds
+            self.deadline = deadline
+            self.run = run
+            self.taskIdentifier = taskIdentifier
+            self.taskKind = taskKind
+            self.audioInterruption = audioInterruption
+            self.socketClosed = socketClosed
+            self.locations = locations
+            self.locationError = locationError
+            self.systemEvent = systemEvent
+        }
+
+        /// The wire form of a core callback.
+        public init(_ callback: Callback) {
+            var reason: String?
+            var tasks: [UInt64]?
+            var run: UInt64?
+            var identifier: String?
+            var taskKind: String?
+            var interruption: AudioInterruption?
+            var socketClosed: Bool?
+            var locations: [LocationMessage]?
+            var locationError: String?
+            var systemEvent: String?
+            switch callback.kind {
+            case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
+            case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
+            case .runTask(let number, let name, let kind): (run, identifier, taskKind) = (number, name, kind.rawValue)
+            case .performFetch(let number), .taskExpiring(let number): run = number
+            case .audioInterruption(let event): interruption = event
+            case .voipSocket(let closed): socketClosed = closed
+            case .locations(let fixes): locations = fixes.map(LocationMessage.init)
+            case .locationError(let message): locationError = message
+            case .systemEvent(let event): systemEvent = event.rawValue
+            default: break
+            }
+            self.init(
+                id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
+                deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
+                audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
+                locationError: locationError, systemEvent: systemEvent)
+        }
+    }
+}
