@@ -102,20 +102,14 @@ public struct AudioSessionError: Error, Hashable, Sendable, CustomStringConverti
 extension AudioSessionError {
     /// The SDK's error for what the daemon (or the connection to it) said.
     init(_ error: any Error) {
-        guard let error = error as? VarlinkError else {
-            self.init(
-                .daemonUnavailable, "the Offstage daemon could not be reached: \(error)",
-                fix: "start offstaged, or check OFFSTAGE_SOCKET")
-            return
-        }
-        let message = error.parameters["message"]?.stringValue ?? error.name
-        let fix = error.parameters["fix"]?.stringValue ?? "see `offstage log` for the daemon's side"
+        let refusal = DaemonRefusal(error)
         let code: Code =
-            switch error.name {
+            switch refusal.name {
+            case nil: .daemonUnavailable
             case ModesInterface.name + ".CannotInterruptOthers": .cannotInterruptOthers
             case ModesInterface.name + ".NotAnApp", ModesInterface.name + ".AppNotRunning": .notAnApp
             default: .invalidArgument
             }
-        self.init(code, message, fix: fix)
+        self.init(code, refusal.message, fix: refusal.fix)
     }
 }

@@ -38,23 +38,14 @@ public struct VoIPError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The SDK's error for what the daemon (or the connection to it) said.
     init(_ error: any Error) {
-        let varlink: VarlinkError
-        switch error {
-        case let error as VarlinkError: varlink = error
-        case SocketHandOffError.refused(let error): varlink = error
-        default:
-            self.init(.unavailable, "the Offstage daemon could not be reached: \(error)", fix: "start offstaged, or check OFFSTAGE_SOCKET")
-            return
-        }
-        let message = varlink.parameters["message"]?.stringValue ?? varlink.parameters["description"]?.stringValue ?? varlink.name
-        let fix = varlink.parameters["fix"]?.stringValue ?? "see `offstage log` for the daemon's side"
+        let refusal = DaemonRefusal(error)
         let code: Code =
-            switch varlink.name {
+            switch refusal.name {
             case ModesInterface.name + ".NotPermitted": .notPermitted
             case ModesInterface.name + ".InvalidArgument": .invalidArgument
             default: .unavailable
             }
-        self.init(code, message, fix: fix)
+        self.init(code, refusal.message, fix: refusal.fix)
     }
 }
 

@@ -2,13 +2,17 @@
 /// once, coalesced, before anything else, when it runs again. Nothing is launched or thawed for them.
 extension OffstageCore {
     /// A system event happened: every app with a process hears of it (or only `app`, for a setting of one app).
-    public mutating func systemEvent(_ event: SystemEvent, for app: AppID? = nil, at now: Instant) -> [CoreAction] {
-        post(event, to: app, now)
-        return finish(now)
+    /// - Returns: how many apps hear of it (now, or when they run again), and the actions.
+    public mutating func systemEvent(
+        _ event: SystemEvent, for app: AppID? = nil, at now: Instant
+    ) -> (told: Int, actions: [CoreAction]) {
+        let told = post(event, to: app, now)
+        return (told, finish(now))
     }
 
-    /// Queues `event` for `app`, or for every app with a process.
-    mutating func post(_ event: SystemEvent, to app: AppID? = nil, _ now: Instant) {
+    /// Queues `event` for `app`, or for every app with a process; returns how many apps it was queued for.
+    @discardableResult
+    mutating func post(_ event: SystemEvent, to app: AppID? = nil, _ now: Instant) -> Int {
         let targets = app.map { [$0] } ?? apps.keys.sorted()
         var told = 0
         for id in targets {
@@ -17,6 +21,7 @@ extension OffstageCore {
             told += 1
         }
         if told > 0 { log(now, app, .device, "system event \(event) for \(app.map { "'\($0)'" } ?? "\(told) app(s)")") }
+        return told
     }
 
     /// Where a system event goes in a queue: coalesced with one of its kind already waiting, and, while the app

@@ -134,7 +134,7 @@ public struct OffstageDaemonService: Service {
     static func watchClock(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> SystemClockWatcher? {
         do {
             return try SystemClockWatcher { event in
-                loop.execute { engine.apply(engine.core.systemEvent(event, at: engine.now)) }
+                loop.execute { engine.apply(engine.core.systemEvent(event, at: engine.now).actions) }
             }
         } catch {
             logger.warning("not watching the clock and the time zone: \(error)")

@@ -35,8 +35,8 @@ struct ModesControlService: VarlinkInterface {
                 } catch {
                     throw error.varlink(in: ModesControlInterface.name)
                 }
-                let told = engine.core.apps.values.filter { $0.process != nil && $0.process?.termination == nil }.count
-                engine.apply(engine.core.systemEvent(event, at: engine.now))
+                let (told, actions) = engine.core.systemEvent(event, at: engine.now)
+                engine.apply(actions)
                 responder.reply(ModesControlInterface.SystemEventReply(apps: told))
             },
             "VoIPApps": { context, _, responder in

@@ -254,7 +254,7 @@ struct ModelShell {
             sockets[token]?.armed = false
             feed { core, now throws(CoreError) in core.voipSocketEvent(id, token: token, closed: closed, at: now) }
         case .systemEvent(let event):
-            feed { core, now throws(CoreError) in core.systemEvent(event, at: now) }
+            feed { core, now throws(CoreError) in core.systemEvent(event, at: now).actions }
         case .exit(_, let status):
             guard let process = process(of: slot), process.death == nil else { return }
             processes[process.pid]?.death = status

@@ -1,0 +1,28 @@
+import OffstageProtocol
+
+/// What the daemon said when it refused a call, or that it could not be reached: the one reading of a failed call
+/// that the SDK's error types (audio, VoIP, location) each map to their own codes.
+struct DaemonRefusal {
+    /// The Varlink error name; nil when the daemon could not be reached at all.
+    let name: String?
+    /// What was wrong.
+    let message: String
+    /// What to do about it.
+    let fix: String
+
+    init(_ error: any Error) {
+        let varlink: VarlinkError
+        switch error {
+        case let error as VarlinkError: varlink = error
+        case SocketHandOffError.refused(let error): varlink = error
+        default:
+            name = nil
+            message = "the Offstage daemon could not be reached: \(error)"
+            fix = "start offstaged, or check OFFSTAGE_SOCKET"
+            return
+        }
+        name = varlink.name
+        message = varlink.stringParameter("message") ?? varlink.stringParameter("description") ?? varlink.name
+        fix = varlink.stringParameter("fix") ?? "see `offstage log` for the daemon's side"
+    }
+}
