@@ -42,6 +42,8 @@ public struct AppDurableState: Hashable, Sendable, Codable {
     public var uninstallPending: Bool = false
     /// Significant-change location monitoring (SPEC MODE-3): it outlives the process, a force-quit and a restart.
     public var significantLocationChange: SignificantChangeRegistration?
+    /// Registered accessories (SPEC MODE-4): watched while the app is not running, so a connection launches it.
+    public var accessories: [AccessoryRegistration] = []
 
     /// The initial state.
     public init() {}
@@ -56,6 +58,7 @@ public struct AppDurableState: Hashable, Sendable, Codable {
         uninstallPending = try container.decodeIfPresent(Bool.self, forKey: .uninstallPending) ?? false
         significantLocationChange = try container.decodeIfPresent(
             SignificantChangeRegistration.self, forKey: .significantLocationChange)
+        accessories = try container.decodeIfPresent([AccessoryRegistration].self, forKey: .accessories) ?? []
     }
 }
 

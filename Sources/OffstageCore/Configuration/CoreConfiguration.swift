@@ -60,9 +60,13 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// A keep-alive handler may run this long before its timeout expires, to join a wake-up that happens anyway
     /// (SPEC SCH-7). Default 120 s.
     public var keepAliveTolerance: Double = 120
-    /// An app woken by data on its VoIP socket (or an accessory event) has this long to handle it (SPEC MODE-2,
-    /// MODE-4). Default 10 s.
+    /// An app woken by data on its VoIP socket has this long to handle it (SPEC MODE-2). Default 10 s.
     public var voipSocketEventTime: Double = 10
+    /// An app woken (or launched) because its accessory connected, disconnected or sent data has this long to handle
+    /// it; a background task buys more (SPEC MODE-4). Default 10 s.
+    public var accessoryEventTime: Double = 10
+    /// The most accessories one app may register (SPEC MODE-4). Default 8.
+    public var maximumAccessoriesPerApp: Int = 8
     /// The significant-change location service wakes or launches an app once the device is this many metres from
     /// where the app last heard of it (SPEC MODE-3: about 500 m). Default 500 m.
     public var significantChangeDistance: Double = 500
@@ -82,7 +86,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case dailyBackgroundBudget, idleDelay, minimumFetchInterval, usageHalfLifeDays, maximumEarliestBeginAhead
         case maximumEarliestBeginPast, utcOffsetSeconds
         case keepAliveMinimumTimeout, keepAliveHandlerTime, keepAliveTolerance, voipSocketEventTime
-        case significantChangeDistance
+        case significantChangeDistance, accessoryEventTime, maximumAccessoriesPerApp
     }
 
     public init(from decoder: any Decoder) throws {
@@ -123,6 +127,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         voipSocketEventTime = try value(.voipSocketEventTime, defaults.voipSocketEventTime)
         // Metres, not seconds, but the same rule: a finite number, not negative.
         significantChangeDistance = try value(.significantChangeDistance, defaults.significantChangeDistance)
+        accessoryEventTime = try value(.accessoryEventTime, defaults.accessoryEventTime)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {
@@ -133,6 +138,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         }
         maxProcessingRequests = try integer(.maxProcessingRequests, defaults.maxProcessingRequests, in: 0...10_000)
         minimumBatteryLevel = try integer(.minimumBatteryLevel, defaults.minimumBatteryLevel, in: 0...100)
+        maximumAccessoriesPerApp = try integer(.maximumAccessoriesPerApp, defaults.maximumAccessoriesPerApp, in: 0...256)
         if container.contains(.utcOffsetSeconds) {
             utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
         }
@@ -158,6 +164,7 @@ extension CoreConfiguration {
     var keepAliveHandler: Duration { .seconds(double: keepAliveHandlerTime) }
     var keepAliveWindow: Duration { .seconds(double: max(keepAliveTolerance, keepAliveHandlerTime)) }
     var voipSocketEvent: Duration { .seconds(double: voipSocketEventTime) }
+    var accessoryEvent: Duration { .seconds(double: accessoryEventTime) }
     var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds ?? 0) }
 
     /// The runtime of a task of this kind.

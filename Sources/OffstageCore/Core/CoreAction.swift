@@ -22,10 +22,15 @@ public enum CoreAction: Hashable, Sendable {
     /// the installed version (and only that one).
     case forget(AppID, bundlePath: String)
     /// Watch (armed) or stop watching the socket the app handed off, known by `token`; report data or a hang-up with
-    /// ``OffstageCore/voipSocketEvent(_:token:closed:at:)``. Never read it: the data is the app's (SPEC MODE-2).
+    /// ``OffstageCore/socketEvent(_:token:closed:at:)``. Never read it: the data is the app's (SPEC MODE-2).
     case watchSocket(AppID, token: UInt64, armed: Bool)
     /// Close the socket the app handed off and forget it.
     case closeSocket(AppID, token: UInt64)
+    /// Watch whether `path`, the channel of the app's accessory `name`, exists; report it at once and on every change
+    /// with ``OffstageCore/accessoryPresence(_:name:connected:at:)`` (SPEC MODE-4). Replaces a watch of that name.
+    case watchAccessory(AppID, name: String, path: String)
+    /// Stop watching the app's accessory `name`.
+    case unwatchAccessory(AppID, name: String)
 }
 
 /// How to launch an app.

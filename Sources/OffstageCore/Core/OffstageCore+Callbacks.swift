@@ -69,6 +69,7 @@ extension OffstageCore {
             now + configuration.callback
         case .keepAlive: now + configuration.keepAliveHandler
         case .voipSocket: now + configuration.voipSocketEvent
+        case .accessory: now + configuration.accessoryEvent
         }
     }
 
@@ -224,6 +225,7 @@ extension OffstageCore {
             configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent
+        case .accessory: configuration.accessoryEvent
         }
     }
 }

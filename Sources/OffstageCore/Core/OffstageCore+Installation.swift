@@ -60,6 +60,7 @@ extension OffstageCore {
             terminate(id, .uninstalled, .graceful, now)
         } else {
             apps[id] = nil
+            perform(modes.forget(id), now)
             emit(.forget(id, bundlePath: entry.app.bundlePath))
             log(now, id, .uninstall, "uninstalled")
         }
@@ -77,6 +78,7 @@ extension OffstageCore {
                 terminate(id, .uninstalled, .immediate, now)
             } else {
                 apps[id] = nil
+                perform(modes.forget(id), now)
                 emit(.forget(id, bundlePath: entry.app.bundlePath))
                 log(now, id, .uninstall, "uninstalled (finished after a daemon restart)")
             }

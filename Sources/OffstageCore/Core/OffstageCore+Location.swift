@@ -62,12 +62,12 @@ extension OffstageCore {
     }
 
     /// What the location component needs to know of each app that listens.
-    func locationRecipients(_ now: Instant) -> [AppID: LocationUpdates.Recipient] {
+    func locationRecipients(_ now: Instant) -> [AppID: ModeRecipient] {
         Dictionary(uniqueKeysWithValues: modes.location.listeners.map { ($0, locationRecipient($0, now)) })
     }
 
     /// What the location component needs to know of the app when a fix arrives.
-    func locationRecipient(_ id: AppID, _ now: Instant) -> LocationUpdates.Recipient {
+    func locationRecipient(_ id: AppID, _ now: Instant) -> ModeRecipient {
         guard let entry = apps[id] else { return .gone }
         if let process = entry.process, process.termination == nil {
             return .running(frozen: process.frozen, mayWake: entry.app.settings.backgroundActivity)

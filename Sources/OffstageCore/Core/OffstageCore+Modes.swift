@@ -17,12 +17,14 @@ extension OffstageCore {
 
     /// The app's earliest deadline in any mode (even with no process: a relaunch).
     func modeDeadline(of id: AppID) -> Instant? {
-        modes.voip.deadline(of: id, handlerTime: configuration.keepAliveHandler)
+        [modes.voip.deadline(of: id, handlerTime: configuration.keepAliveHandler), modes.accessories.deadline(of: id)]
+            .compactMap { $0 }.min()
     }
 
     /// Does what the modes have due for the app at `now`; true when the app was launched (nothing else to settle).
     mutating func settleModes(_ id: AppID, _ now: Instant) -> Bool {
         if modes.voip.expireHandling(id, at: now) { touched.insert(id) }
+        if modes.accessories.expireHandling(id, at: now) { touched.insert(id) }
         if apps[id]?.process == nil {
             guard let at = modes.voip.relaunchAt[id], now >= at else { return false }
             modes.voip.relaunchDone(id)
@@ -67,6 +69,7 @@ extension OffstageCore {
             case .save(let id):
                 guard apps[id] != nil else { continue }
                 apps[id]?.durable.significantLocationChange = modes.location.significant[id]
+                apps[id]?.durable.accessories = modes.accessories.registrations(of: id)
                 emit(.saveApp(id))
             }
         }

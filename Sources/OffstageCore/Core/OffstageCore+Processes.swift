@@ -77,6 +77,7 @@ extension OffstageCore {
         if entry.uninstalling {
             apps[id] = nil
             scheduleAgain(id)
+            perform(modes.forget(id), now)
             emit(.forget(id, bundlePath: entry.app.bundlePath))
             log(now, id, .uninstall, "uninstalled")
             return

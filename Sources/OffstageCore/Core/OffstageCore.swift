@@ -115,6 +115,7 @@ public struct OffstageCore: Sendable {
         durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
         modes.location.restore(app.id, durable.significantLocationChange)
+        modes.accessories.restore(app.id, durable.accessories)
         scheduleAgain(app.id)
     }
 

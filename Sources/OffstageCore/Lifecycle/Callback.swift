@@ -53,6 +53,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case locations([LocationFix])
     /// The location source failed (`locationManager(_:didFailWithError:)`), with what went wrong.
     case locationError(String)
+    /// An accessory the app registered connected, disconnected or sent data (SPEC MODE-4), with its name.
+    case accessory(name: String, event: AccessoryEvent)
 
     /// The callback's wire name.
     public var name: String {
@@ -73,6 +75,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .systemEvent: "systemEvent"
         case .locations: "locations"
         case .locationError: "locationError"
+        case .accessory: "accessory"
         }
     }
 

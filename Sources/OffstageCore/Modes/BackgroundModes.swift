@@ -10,6 +10,8 @@ public struct BackgroundModes: Hashable, Sendable {
     public internal(set) var voip = VoIPMode()
     /// Location updates and significant-change monitoring (SPEC MODE-3).
     public internal(set) var location = LocationUpdates()
+    /// Registered accessories, their sessions and events (SPEC MODE-4).
+    public internal(set) var accessories = Accessories()
 
     /// No mode active for any app.
     public init() {}
@@ -20,6 +22,7 @@ public struct BackgroundModes: Hashable, Sendable {
         if let audio = audio.hold(app, context) { holds.append(audio) }
         if let voip = voip.hold(app, context) { holds.append(voip) }
         if let location = location.hold(app, context) { holds.append(location) }
+        if let accessory = accessories.hold(app, context) { holds.append(accessory) }
         return holds
     }
 
@@ -27,12 +30,15 @@ public struct BackgroundModes: Hashable, Sendable {
     /// abnormally is launched again at `relaunch`.
     mutating func processEnded(_ app: AppID, relaunch: Instant?) -> [ModeAction] {
         location.processEnded(app)
-        return audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch)
+        return audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch) + accessories.processEnded(app)
     }
 
+    /// The app is uninstalled: the modes that outlive its process let go of it.
+    mutating func forget(_ app: AppID) -> [ModeAction] { accessories.forget(app) }
+
     /// The app's process tree was frozen.
-    mutating func frozen(_ app: AppID) -> [ModeAction] { voip.frozen(app) }
+    mutating func frozen(_ app: AppID) -> [ModeAction] { voip.frozen(app) + accessories.frozen(app) }
 
     /// The app's process tree was thawed.
-    mutating func thawed(_ app: AppID) -> [ModeAction] { voip.thawed(app) }
+    mutating func thawed(_ app: AppID) -> [ModeAction] { voip.thawed(app) + accessories.thawed(app) }
 }

@@ -76,3 +76,14 @@ public enum ModeAction: Hashable, Sendable {
     /// monitoring outlives the process and the daemon).
     case save(AppID)
 }
+
+/// What the core tells a mode component about an app when something happens that may wake or launch it.
+public enum ModeRecipient: Hashable, Sendable {
+    /// The app has a process; `frozen` when it is suspended, `mayWake` when the system may run it in the background
+    /// (background activity on, SPEC SET-2).
+    case running(frozen: Bool, mayWake: Bool)
+    /// No process; `whyNot` says why the system may not launch it (nil: it may).
+    case notRunning(whyNot: String?)
+    /// The app is not installed any more.
+    case gone
+}

@@ -68,6 +68,10 @@ extension DaemonEngine {
             voipSockets?.watch(token, armed: armed)
         case .closeSocket(_, let token):
             voipSockets?.close(token)
+        case .watchAccessory(let id, let name, let path):
+            watchAccessory(id, name: name, path: path)
+        case .unwatchAccessory(let id, let name):
+            unwatchAccessory(id, name: name)
         }
     }
 

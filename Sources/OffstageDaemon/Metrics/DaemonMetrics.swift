@@ -218,7 +218,7 @@ public final class DaemonMetrics: Sendable {
 enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
     case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
-    case voipSocket, systemEvent, locations, locationError
+    case voipSocket, systemEvent, locations, locationError, accessory
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -239,6 +239,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .systemEvent: self = .systemEvent
         case .locations: self = .locations
         case .locationError: self = .locationError
+        case .accessory: self = .accessory
         }
     }
 

@@ -16,12 +16,15 @@ extension AppInterface {
         public var locations: [LocationMessage]?
         public var locationError: String?
         public var systemEvent: String?
+        public var accessory: String?
+        public var accessoryEvent: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
             run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
             audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
-            locationError: String? = nil, systemEvent: String? = nil
+            locationError: String? = nil, systemEvent: String? = nil, accessory: String? = nil,
+            accessoryEvent: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -36,6 +39,8 @@ extension AppInterface {
             self.locations = locations
             self.locationError = locationError
             self.systemEvent = systemEvent
+            self.accessory = accessory
+            self.accessoryEvent = accessoryEvent
         }
 
         /// The wire form of a core callback.
@@ -50,6 +55,7 @@ extension AppInterface {
             var locations: [LocationMessage]?
             var locationError: String?
             var systemEvent: String?
+            var accessory: (name: String, event: String)?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -60,13 +66,15 @@ extension AppInterface {
             case .locations(let fixes): locations = fixes.map(LocationMessage.init)
             case .locationError(let message): locationError = message
             case .systemEvent(let event): systemEvent = event.rawValue
+            case .accessory(let name, let event): accessory = (name, event.rawValue)
             default: break
             }
             self.init(
                 id: callback.id.rawValue, kind: callback.kind.name, launchReason: reason, taskIds: tasks,
                 deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
                 audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
-                locationError: locationError, systemEvent: systemEvent)
+                locationError: locationError, systemEvent: systemEvent, accessory: accessory?.name,
+                accessoryEvent: accessory?.event)
         }
     }
 }

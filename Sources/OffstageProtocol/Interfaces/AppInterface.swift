@@ -23,7 +23,7 @@ public enum AppInterface {
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
-          # voipSocket, systemEvent, locations or locationError
+          # voipSocket, systemEvent, locations, locationError or accessory
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -44,7 +44,10 @@ public enum AppInterface {
           # locations: the new locations, oldest first (SPEC MODE-3)
           locations: ?[]Location,
           # locationError: why the location source failed
-          locationError: ?string
+          locationError: ?string,
+          # accessory: the app's name for the accessory, and connected, disconnected or data (SPEC MODE-4)
+          accessory: ?string,
+          accessoryEvent: ?string
         )
 
         # A position (SPEC MODE-3).

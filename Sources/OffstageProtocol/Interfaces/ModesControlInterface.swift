@@ -118,6 +118,30 @@ public enum ModesControlInterface {
           kind: string, source: string, status: string, lastFix: ?Position, apps: []LocationApp
         )
 
+        # One registered accessory (SPEC MODE-4).
+        type AccessoryLink (
+          app: string,
+          name: string,
+          path: string,
+          # external-accessory, bluetooth-central or bluetooth-peripheral
+          mode: string,
+          # whether its path exists; null until the daemon has looked (just after a start)
+          connected: ?bool,
+          # whether the app handed off a session, and whether the daemon watches it now (only while the app is frozen)
+          session: bool,
+          watched: bool,
+          # what the accessory's mode says about the app while it handles an event, or why it gives no background time
+          hold: ?string
+        )
+
+        # Every registered accessory, by app and name.
+        method Accessories() -> (accessories: []AccessoryLink)
+
+        # As if the app's accessory name connected, disconnected or sent data (event): the same effects as from the
+        # device, for tests and for accessories the daemon cannot see (Bluetooth without an adapter). Replies with the
+        # accessories afterwards.
+        method AccessoryEvent(app: string, name: string, event: string) -> (accessories: []AccessoryLink)
+
         # A track file cannot be read or is not a usable GPX or NMEA track.
         error BadTrack (file: string, line: ?int, message: string, fix: string)
 
@@ -136,6 +160,8 @@ public enum ModesControlInterface {
         public static let replayTrack = "io.offstage.ModesControl.ReplayTrack"
         public static let setLocation = "io.offstage.ModesControl.SetLocation"
         public static let useGpsd = "io.offstage.ModesControl.UseGpsd"
+        public static let accessories = "io.offstage.ModesControl.Accessories"
+        public static let accessoryEvent = "io.offstage.ModesControl.AccessoryEvent"
     }
 
     /// `SystemEvent` parameters.

@@ -56,6 +56,40 @@ public enum ModesInterface {
         # Stops monitoring significant location changes.
         method StopMonitoringSignificantChanges() -> ()
 
+        # An accessory the app registered (SPEC MODE-4).
+        type Accessory (
+          # the app's name for it: 1 to 64 letters, digits, '.', '_' or '-'
+          name: string,
+          # the absolute path of its channel: a character device (/dev/ttyACM0, /dev/rfcomm0), a link to one
+          # (/dev/serial/by-id/...) or a Unix socket
+          path: string,
+          # external-accessory, bluetooth-central or bluetooth-peripheral
+          mode: string,
+          # whether the path exists now
+          connected: bool,
+          # whether the app handed off an open session to it
+          session: bool
+        )
+
+        # Registers an accessory: from now on, even after the app's process ends and across restarts, the daemon
+        # watches its path. When it appears the app is woken, or launched into the background (launch reason
+        # `accessory`) unless the user force-quit it; when it goes the app is woken; each time the app has about 10 s
+        # (an `accessory` callback). Needs the accessory's mode (NotPermitted otherwise). Registering the same
+        # accessory again changes nothing; a new path for a name replaces the registration.
+        method RegisterAccessory(name: string, path: string, mode: string) -> (accessory: Accessory)
+
+        # Unregisters an accessory: it is not watched any more and its session is closed.
+        method UnregisterAccessory(name: string) -> ()
+
+        # The accessories the app registered.
+        method Accessories() -> (accessories: []Accessory)
+
+        # Hands the daemon the open channel to a registered accessory (a character device, a FIFO or a connected
+        # socket), attached to the call (SCM_RIGHTS), on the hand-off socket as HandOffSocket is. The daemon watches
+        # it while the app is suspended and never reads it: data wakes the app, a hang-up is a disconnection.
+        # kind: character-device, fifo or socket. A new session of the same accessory replaces the previous one.
+        method HandOffAccessorySession(name: string) -> (kind: string)
+
         # The calling process belongs to no installed app.
         error NotAnApp (pid: int, message: string, fix: string)
 
@@ -82,6 +116,10 @@ public enum ModesInterface {
         public static let stopUpdatingLocation = "io.offstage.Modes.StopUpdatingLocation"
         public static let startMonitoringSignificantChanges = "io.offstage.Modes.StartMonitoringSignificantChanges"
         public static let stopMonitoringSignificantChanges = "io.offstage.Modes.StopMonitoringSignificantChanges"
+        public static let registerAccessory = "io.offstage.Modes.RegisterAccessory"
+        public static let unregisterAccessory = "io.offstage.Modes.UnregisterAccessory"
+        public static let accessories = "io.offstage.Modes.Accessories"
+        public static let handOffAccessorySession = "io.offstage.Modes.HandOffAccessorySession"
     }
 
     /// An audio session on the wire.

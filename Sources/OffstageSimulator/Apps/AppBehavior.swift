@@ -28,6 +28,10 @@ public struct AppBehavior: Sendable {
         case startMonitoringSignificantChanges
         /// Stops significant-change monitoring.
         case stopMonitoringSignificantChanges
+        /// Registers an accessory at a path of the virtual device (SPEC MODE-4).
+        case registerAccessory(name: String, path: String, mode: BackgroundMode)
+        /// Opens a session to a registered accessory and hands it to the system to watch while suspended.
+        case openAccessorySession(name: String)
     }
 
     /// Steps per callback, keyed by the callback's wire name (`didEnterBackground` …).

@@ -75,6 +75,12 @@ extension Simulation {
                 sockets[token] = SimulatedSocket(app: id, armed: armed)
             case .closeSocket(_, let token):
                 sockets[token] = nil
+                accessorySessions[token] = nil
+            case .watchAccessory(let id, let name, let path):
+                accessoryWatches[AccessoryWatch(app: id, name: name)] = path
+                perform(core.accessoryPresence(id, name: name, connected: pluggedAccessories.contains(path), at: now))
+            case .unwatchAccessory(let id, let name):
+                accessoryWatches[AccessoryWatch(app: id, name: name)] = nil
             }
         }
     }
@@ -119,7 +125,7 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
-        case .keepAlive, .voipSocket, .systemEvent, .locationError: break
+        case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
         case .locations(let fixes): deliveredLocations[id, default: []] += fixes
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
@@ -156,6 +162,8 @@ extension Simulation {
             case .startUpdatingLocation, .stopUpdatingLocation, .startMonitoringSignificantChanges,
                 .stopMonitoringSignificantChanges:
                 locationStep(step, pid: pid, app: id)
+            case .registerAccessory, .openAccessorySession:
+                accessoryStep(step, pid: pid, app: id)
             }
         }
         if !hangs { schedule(.callbackReturns(pid: pid, callback), after: duration) }

@@ -26,6 +26,12 @@ public struct Simulation: Sendable {
     /// Sockets the simulated apps handed off, by token, and whether the shell watches each now (SPEC MODE-2).
     public internal(set) var sockets: [UInt64: SimulatedSocket] = [:]
     var nextSocketToken: UInt64 = 1
+    /// Paths of the virtual device where an accessory is plugged in (SPEC MODE-4).
+    public internal(set) var pluggedAccessories: Set<String> = []
+    /// The accessories the core asked to watch, with their paths.
+    public internal(set) var accessoryWatches: [AccessoryWatch: String] = [:]
+    /// The accessory sessions the simulated apps handed off, by socket token.
+    var accessorySessions: [UInt64: AccessoryWatch] = [:]
     /// The locations each app's code was given, in order (SPEC MODE-3).
     public internal(set) var deliveredLocations: [AppID: [LocationFix]] = [:]
 

@@ -368,7 +368,7 @@ enum CoreInvariants {
             if seen.apps[id]?.process?.frozen != true {
                 fail(.ownProcessOnly, "the socket of \(id) is watched though \(id) is not suspended")
             }
-        case .watchSocket, .closeSocket:
+        case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory:
             break
         case .log, .saveApp, .saveDevice:
             break

@@ -373,7 +373,7 @@ struct ModelShell {
                 sockets[token] = (id, armed)
             case .closeSocket(_, let token):
                 sockets[token] = nil
-            case .log, .saveApp, .saveDevice, .forget:
+            case .log, .saveApp, .saveDevice, .forget, .watchAccessory, .unwatchAccessory:
                 break
             }
         }
@@ -566,6 +566,8 @@ struct ModelShell {
         case .forget: key = "forget"
         case .watchSocket(_, _, let armed): key = armed ? "watchSocket.armed" : "watchSocket.disarmed"
         case .closeSocket: key = "closeSocket"
+        case .watchAccessory: key = "watchAccessory"
+        case .unwatchAccessory: key = "unwatchAccessory"
         case .log(let entry):
             switch entry.kind {
             case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
@@ -587,6 +589,8 @@ struct ModelShell {
         case .forget(let id, _): "→ forget \(id)"
         case .watchSocket(let id, let token, let armed): "→ \(armed ? "watch" : "unwatch") socket \(token) of \(id)"
         case .closeSocket(let id, let token): "→ close socket \(token) of \(id)"
+        case .watchAccessory(let id, let name, let path): "→ watch accessory \(name) of \(id) at \(path)"
+        case .unwatchAccessory(let id, let name): "→ unwatch accessory \(name) of \(id)"
         case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
         case .saveApp, .saveDevice: nil
         }

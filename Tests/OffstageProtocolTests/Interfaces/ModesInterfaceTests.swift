@@ -14,12 +14,15 @@ struct ModesInterfaceTests {
             modes.methods == [
                 "SetAudioSession", "SetAudioPlaying", "SetKeepAliveTimeout", "HandOffSocket", "StartUpdatingLocation",
                 "StopUpdatingLocation", "StartMonitoringSignificantChanges", "StopMonitoringSignificantChanges",
+                "RegisterAccessory", "UnregisterAccessory", "Accessories", "HandOffAccessorySession",
             ])
         let names = [
             ModesInterface.Method.setAudioSession, ModesInterface.Method.setAudioPlaying,
             ModesInterface.Method.setKeepAliveTimeout, ModesInterface.Method.handOffSocket,
             ModesInterface.Method.startUpdatingLocation, ModesInterface.Method.stopUpdatingLocation,
             ModesInterface.Method.startMonitoringSignificantChanges, ModesInterface.Method.stopMonitoringSignificantChanges,
+            ModesInterface.Method.registerAccessory, ModesInterface.Method.unregisterAccessory,
+            ModesInterface.Method.accessories, ModesInterface.Method.handOffAccessorySession,
         ]
         #expect(names.allSatisfy {
             modes.methods.contains(String($0.split(separator: ".").last!))
@@ -28,7 +31,7 @@ struct ModesInterfaceTests {
         #expect(
             control.methods == [
                 "AudioSessions", "AudioInterruption", "VoIPApps", "VoIPSocketEvent", "SystemEvent", "Location", "ReplayTrack",
-                "SetLocation", "UseGpsd",
+                "SetLocation", "UseGpsd", "Accessories", "AccessoryEvent",
             ])
         let app = try VarlinkIDLChecker.check(AppInterface.definition)
         #expect(app.types.contains("AudioInterruption"))

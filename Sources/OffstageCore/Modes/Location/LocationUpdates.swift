@@ -15,17 +15,6 @@ public struct LocationUpdates: Hashable, Sendable {
         public var lastDelivered: LocationFix?
     }
 
-    /// What the core tells the component about an app when a fix arrives.
-    public enum Recipient: Hashable, Sendable {
-        /// The app has a process; `frozen` when it is suspended, `mayWake` when the system may run it in the
-        /// background (background activity on, SPEC SET-2).
-        case running(frozen: Bool, mayWake: Bool)
-        /// No process; `whyNot` says why the system may not launch it (nil: it may).
-        case notRunning(whyNot: String?)
-        /// The app is not installed any more.
-        case gone
-    }
-
     /// Standard updates, by app.
     public private(set) var updating: [AppID: Updating] = [:]
     /// Significant-change monitoring, by app (a copy of what each app's durable state holds).
@@ -104,7 +93,7 @@ public struct LocationUpdates: Hashable, Sendable {
     /// monitoring app whose anchor lies `significantDistance` metres or more away gets it too, woken or launched if
     /// need be, and its anchor moves there.
     mutating func locationUpdated(
-        _ fix: LocationFix, significantDistance: Double, recipients: [AppID: Recipient]
+        _ fix: LocationFix, significantDistance: Double, recipients: [AppID: ModeRecipient]
     ) -> [ModeAction] {
         lastFix = fix
         var actions: [ModeAction] = []
@@ -160,7 +149,7 @@ public struct LocationUpdates: Hashable, Sendable {
     }
 
     /// The source failed: every running app that updates is told (`locationManager(_:didFailWithError:)`).
-    func sourceFailed(_ message: String, recipients: [AppID: Recipient]) -> [ModeAction] {
+    func sourceFailed(_ message: String, recipients: [AppID: ModeRecipient]) -> [ModeAction] {
         updating.keys.sorted().compactMap { app in
             guard case .running(frozen: false, _)? = recipients[app] else { return nil }
             return .notify(app, .locationError(message))
