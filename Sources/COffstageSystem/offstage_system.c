@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -565,6 +566,54 @@ int offstage_inotify_directory(const char *directory) {
         return -1;
     }
     return fd;
+}
+
+int offstage_inotify_open(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
+
+int offstage_inotify_watch_directory(int fd, const char *directory) {
+    uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
+        | IN_ONLYDIR;
+    return inotify_add_watch(fd, directory, mask);
+}
+
+int offstage_inotify_unwatch(int fd, int watch) { return inotify_rm_watch(fd, watch); }
+
+int offstage_inotify_read_watches(int fd, int *watches, int capacity, int *overflowed) {
+    char buffer[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int count = 0;
+    *overflowed = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return (n < 0 && errno != EAGAIN) ? -1 : count;
+        for (char *p = buffer; p < buffer + n;) {
+            struct inotify_event *event = (struct inotify_event *)p;
+            p += sizeof(struct inotify_event) + event->len;
+            if (event->mask & IN_Q_OVERFLOW) {
+                *overflowed = 1;
+                continue;
+            }
+            int known = 0;
+            for (int i = 0; i < count; i++) known |= watches[i] == event->wd;
+            if (known) continue;
+            if (count < capacity) watches[count++] = event->wd; else *overflowed = 1;
+        }
+    }
+}
+
+int offstage_pty_open_master(char *name, size_t size) {
+    int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    int unlock = 0;
+    unsigned int number = 0;
+    if (ioctl(master, TIOCSPTLCK, &unlock) != 0 || ioctl(master, TIOCGPTN, &number) != 0) {
+        int saved = errno;
+        close(master);
+        errno = saved;
+        return -1;
+    }
+    snprintf(name, size, "/dev/pts/%u", number);
+    return master;
 }
 
 int offstage_inotify_touched(int fd, const char *name, const char *other) {

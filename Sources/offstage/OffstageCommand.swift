@@ -21,8 +21,8 @@ struct OffstageCommand: ParsableCommand {
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
             ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
-            RunTask.self, ExpireTask.self, Fetch.self, Audio.self, VoIP.self, LocationCommand.self, SystemEventVerb.self,
-            Metrics.self, MakeBundle.self,
+            RunTask.self, ExpireTask.self, Fetch.self, Audio.self, VoIP.self, LocationCommand.self, AccessoryCommand.self,
+            SystemEventVerb.self, Metrics.self, MakeBundle.self,
         ]
     )
 

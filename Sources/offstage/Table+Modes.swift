@@ -49,4 +49,15 @@ extension Table {
         }
         return (lines + [layout(rows)]).joined(separator: "\n")
     }
+
+    static func accessories(_ reply: ModesControlInterface.AccessoryLinksReply) -> String {
+        guard !reply.accessories.isEmpty else { return "no registered accessories" }
+        var rows = [["APP", "ACCESSORY", "PATH", "MODE", "CONNECTED", "SESSION", "BACKGROUND"]]
+        for link in reply.accessories {
+            let connected = link.connected.map { $0 ? "yes" : "no" } ?? "not looked yet"
+            let session = link.session ? (link.watched ? "watched (app suspended)" : "app reads it") : "-"
+            rows.append([link.app, link.name, link.path, link.mode, connected, session, link.hold ?? "-"])
+        }
+        return layout(rows)
+    }
 }

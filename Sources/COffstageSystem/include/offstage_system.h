@@ -114,6 +114,24 @@ int offstage_inotify_directory(const char *directory);
 /// 0 when none does, -1 on error.
 int offstage_inotify_touched(int fd, const char *name, const char *other);
 
+// MARK: - Accessory paths (SPEC MODE-4)
+
+/// An inotify descriptor, close-on-exec and non-blocking, watching nothing yet.
+int offstage_inotify_open(void);
+/// Watches the directory `directory` for entries created, removed, moved in or out, or changed (a device node, a
+/// udev link, a socket), and for the directory itself going away. Returns the watch descriptor, or -1 with errno.
+int offstage_inotify_watch_directory(int fd, const char *directory);
+/// Stops the watch `watch`. Returns 0, or -1 with errno (EINVAL once the kernel dropped it).
+int offstage_inotify_unwatch(int fd, int watch);
+/// Reads every pending event; stores up to `capacity` distinct watch descriptors they concern in `watches`, and sets
+/// `*overflowed` to 1 when the kernel dropped events (every watch must be looked at again). Returns how many were
+/// stored, or -1 on error.
+int offstage_inotify_read_watches(int fd, int *watches, int capacity, int *overflowed);
+/// Opens a new pseudo-terminal pair's master (close-on-exec, no controlling terminal), unlocks it and writes the
+/// slave's path into `name` (`size` bytes). Returns the master, or -1 with errno. A pty stands in for a serial
+/// accessory in tests and demos.
+int offstage_pty_open_master(char *name, size_t size);
+
 // MARK: - File-descriptor passing
 
 /// sendmsg of `length` bytes with `fd` attached as one SCM_RIGHTS descriptor (none when `fd` is negative), with

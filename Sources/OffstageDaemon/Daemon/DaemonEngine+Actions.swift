@@ -65,9 +65,9 @@ extension DaemonEngine {
         case .forget(let id, let bundlePath):
             forget(id, bundlePath: bundlePath)
         case .watchSocket(_, let token, let armed):
-            voipSockets?.watch(token, armed: armed)
+            handOffs?.watch(token, armed: armed)
         case .closeSocket(_, let token):
-            voipSockets?.close(token)
+            handOffs?.close(token)
         case .watchAccessory(let id, let name, let path):
             watchAccessory(id, name: name, path: path)
         case .unwatchAccessory(let id, let name):

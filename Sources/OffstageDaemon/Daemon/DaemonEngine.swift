@@ -29,7 +29,9 @@ public final class DaemonEngine: @unchecked Sendable {
     let threadPool: NIOThreadPool
     var watcher: ExitWatcher!
     /// The sockets VoIP apps handed off (SPEC MODE-2); nil until the service starts it.
-    var voipSockets: VoIPSockets?
+    var handOffs: HandedOffChannels?
+    /// Watches the paths of registered accessories (SPEC MODE-4).
+    var accessoryPaths: AccessoryPathWatcher?
     /// The location source and its feed to the core (SPEC MODE-3); nil until the service starts it.
     var location: LocationService?
 
@@ -185,6 +187,8 @@ public final class DaemonEngine: @unchecked Sendable {
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
         // decided now, not at the first input.
         apply(core.recover(at: now))
+        // Registered accessories are watched from the start: a connection may launch an app that is not running.
+        apply(core.watchAccessories(at: now))
         // VoIP apps run from the start (SPEC MODE-2): those not found alive are launched into the background.
         apply(core.launchAtBoot(at: now))
     }

@@ -70,10 +70,21 @@ public struct OffstageDaemonService: Service {
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
         // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
         server.holdFinalReplies { engine.durableWrite }
-        let voipSockets: VoIPSockets
+        let handOffs: HandedOffChannels
+        let accessoryPaths: AccessoryPathWatcher
         do {
-            voipSockets = try VoIPSockets(path: ModesInterface.handOffSocketPath(forMain: configuration.socketPath), engine: engine)
+            handOffs = try HandedOffChannels(path: ModesInterface.handOffSocketPath(forMain: configuration.socketPath), engine: engine)
         } catch {
+            watcher.shutdown()
+            try? await server.close()
+            throw error
+        }
+        do {
+            accessoryPaths = try AccessoryPathWatcher { key, present in
+                loop.execute { engine.accessoryPresence(key, present: present) }
+            }
+        } catch {
+            handOffs.stop()
             watcher.shutdown()
             try? await server.close()
             throw error
@@ -81,7 +92,8 @@ public struct OffstageDaemonService: Service {
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
         try await loop.submit {
             engine.watcher = watcher
-            engine.voipSockets = voipSockets
+            engine.handOffs = handOffs
+            engine.accessoryPaths = accessoryPaths
             engine.location = location
             engine.start()
         }.get()
@@ -99,7 +111,8 @@ public struct OffstageDaemonService: Service {
         logger.notice("stopping: ending apps")
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
-        voipSockets.stop()
+        handOffs.stop()
+        accessoryPaths.stop()
         location.stop()
         conditions?.shutdown()
         clock?.stop()

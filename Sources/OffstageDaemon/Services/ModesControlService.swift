@@ -55,7 +55,7 @@ struct ModesControlService: VarlinkInterface {
                 responder.reply(engine.voipAppsReply())
             },
         ]
-        return audio.merging(locationMethods) { first, _ in first }
+        return audio.merging(locationMethods) { first, _ in first }.merging(accessoryMethods) { first, _ in first }
     }
 }
 

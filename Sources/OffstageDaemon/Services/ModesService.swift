@@ -11,7 +11,7 @@ struct ModesService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
-        [
+        let modes: [String: VarlinkMethodHandler] = [
             "SetAudioSession": { context, request, responder in
                 let parameters = try request.decodeParameters(ModesInterface.SetAudioSessionParameters.self)
                 let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
@@ -43,7 +43,7 @@ struct ModesService: VarlinkInterface {
                     })
                 responder.reply()
             },
-            // HandOffSocket is served on the hand-off socket (descriptors cannot pass here): see `VoIPSockets`.
+            // HandOffSocket is served on the hand-off socket (descriptors cannot pass here): see `HandedOffChannels`.
             "StartUpdatingLocation": { context, request, responder in
                 let parameters = try request.decodeParameters(ModesInterface.StartUpdatingLocationParameters.self)
                 let (id, pid) = try engine.requireApp(context, in: ModesInterface.name)
@@ -78,6 +78,7 @@ struct ModesService: VarlinkInterface {
                 responder.reply()
             },
         ]
+        return modes.merging(accessoryMethods) { first, _ in first }
     }
 }
 

@@ -138,6 +138,14 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"locationError\":")
             json.string(locationError)
         }
+        if let accessory {
+            json.raw(",\"accessory\":")
+            json.string(accessory)
+        }
+        if let accessoryEvent {
+            json.raw(",\"accessoryEvent\":")
+            json.string(accessoryEvent)
+        }
         json.raw("}")
     }
 
@@ -152,7 +160,8 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             launchReason: try object.string("launchReason"), deadline: try object.double("deadline"),
             run: try object.unsigned("run"), taskIdentifier: try object.string("taskIdentifier"),
             taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"),
-            systemEvent: try object.string("systemEvent"))
+            systemEvent: try object.string("systemEvent"), accessory: try object.string("accessory"),
+            accessoryEvent: try object.string("accessoryEvent"))
     }
 }
 

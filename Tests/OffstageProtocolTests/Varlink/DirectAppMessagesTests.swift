@@ -43,7 +43,9 @@ struct DirectAppMessagesTests {
                     began: generator.next() % 2 == 0, shouldResume: generator.next() % 2 == 0,
                     reason: texts[Int(generator.next() % UInt64(texts.count))])),
             socketClosed: maybe(generator.next() % 2 == 0),
-            systemEvent: maybe(SystemEvent.allCases[Int(generator.next() % UInt64(SystemEvent.allCases.count))].rawValue))
+            systemEvent: maybe(SystemEvent.allCases[Int(generator.next() % UInt64(SystemEvent.allCases.count))].rawValue),
+            accessory: maybe("scanner-\(generator.next() % 10)"),
+            accessoryEvent: maybe(AccessoryEvent.allCases[Int(generator.next() % UInt64(AccessoryEvent.allCases.count))].rawValue))
     }
 
     @Test("written by hand, read by JSONDecoder: the same value")
