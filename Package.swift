@@ -99,7 +99,8 @@ let package = Package(
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server) and a private PulseAudio.
         .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
-        .testTarget(name: "OffstageTests", dependencies: ["Offstage", "TestProcesses"], swiftSettings: strict),
+        .testTarget(
+            name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),
         .testTarget(
             name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
             swiftSettings: strict),
