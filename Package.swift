@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
-    "Phone", "Tracker",
+    "Phone", "Tracker", "Scanner",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
@@ -99,7 +99,8 @@ let package = Package(
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server) and a private PulseAudio.
         .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
-        .testTarget(name: "OffstageTests", dependencies: ["Offstage", "TestProcesses"], swiftSettings: strict),
+        .testTarget(
+            name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),
         .testTarget(
             name: "OffstageProtocolTests", dependencies: ["OffstageProtocol", "OffstageCore", "FuzzInputs"],
             swiftSettings: strict),
@@ -117,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness", "TestProcesses"]
-                + (exampleApps + ["PhoneServer"]).map { .target(name: $0) },
+                + (exampleApps + ["PhoneServer", "ScannerDevice"]).map { .target(name: $0) },
             swiftSettings: strict
         ),
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
@@ -129,6 +130,9 @@ let package = Package(
         ),
         // The Phone example's signalling server (not an app: it has no manifest).
         .executableTarget(name: "PhoneServer", path: "Examples/PhoneServer", swiftSettings: strict),
+        // The Scanner example's stand-in barcode scanner: a pseudo-terminal behind a link (not an app either).
+        .executableTarget(
+            name: "ScannerDevice", dependencies: ["COffstageSystem"], path: "Examples/ScannerDevice", swiftSettings: strict),
     ] + exampleApps.map { name in
         .executableTarget(
             name: name,

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
@@ -628,4 +629,18 @@ int offstage_inotify_touched(int fd, const char *name, const char *other) {
             p += sizeof(struct inotify_event) + event->len;
         }
     }
+}
+
+int offstage_open_pty(char *slave_path, size_t capacity) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    int named = -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || (named = ptsname_r(master, slave_path, capacity)) != 0) {
+        // ptsname_r returns its error number instead of setting errno.
+        int saved = named > 0 ? named : errno;
+        close(master);
+        errno = saved;
+        return -1;
+    }
+    return master;
 }

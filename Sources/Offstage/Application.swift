@@ -180,6 +180,9 @@ public final class Application {
             LocationDispatch.shared.deliver(callback.locations ?? [])
         case "locationError":
             LocationDispatch.shared.sourceFailed(callback.locationError ?? "the location source failed")
+        case "accessory":
+            // Answered below, once the delegate's method returned: the daemon's watchdog waits for that answer.
+            AccessoryManager.shared.handle(callback)
         case "audioInterruption":
             if let event = callback.audioInterruption {
                 AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)

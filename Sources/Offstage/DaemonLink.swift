@@ -95,6 +95,7 @@ final class DaemonLink: Sendable {
                     // A restarted daemon forgot what the app registered for its modes: registered again.
                     if again {
                         VoIPRegistration.shared.reattached(link: self)
+                        AccessoryRegistry.shared.reattached(link: self)
                         DispatchQueue.main.async { MainActor.assumeIsolated { LocationDispatch.shared.reattached() } }
                     }
                     // Wakes the main loop, which polls the new stream from now on.

@@ -1,7 +1,7 @@
 import OffstageProtocol
 
 /// What the daemon said when it refused a call, or that it could not be reached: the one reading of a failed call
-/// that the SDK's error types (audio, VoIP, location) each map to their own codes.
+/// that the SDK's error types (audio, VoIP, location, accessories) each map to their own codes.
 struct DaemonRefusal {
     /// The Varlink error name; nil when the daemon could not be reached at all.
     let name: String?

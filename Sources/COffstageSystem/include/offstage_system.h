@@ -213,6 +213,13 @@ int offstage_spawn(
     offstage_spawn_failure *failure
 );
 
+// MARK: - Pseudo-terminals
+
+/// A new pseudo-terminal: returns its master (read-write, not a controlling terminal, close-on-exec) and writes the
+/// slave's path (/dev/pts/N) into `slave_path`. For tests and examples that stand in for a serial accessory
+/// (posix_openpt, grantpt, unlockpt and ptsname_r are X/Open functions the Glibc module does not import).
+int offstage_open_pty(char *slave_path, size_t capacity);
+
 // MARK: - The main dispatch queue, run by a loop of our own
 
 // libdispatch's hooks for a run loop that owns the main thread (Foundation's run loop uses the same): the main
