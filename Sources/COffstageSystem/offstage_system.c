@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -600,21 +599,6 @@ int offstage_inotify_read_watches(int fd, int *watches, int capacity, int *overf
             if (count < capacity) watches[count++] = event->wd; else *overflowed = 1;
         }
     }
-}
-
-int offstage_pty_open_master(char *name, size_t size) {
-    int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0) return -1;
-    int unlock = 0;
-    unsigned int number = 0;
-    if (ioctl(master, TIOCSPTLCK, &unlock) != 0 || ioctl(master, TIOCGPTN, &number) != 0) {
-        int saved = errno;
-        close(master);
-        errno = saved;
-        return -1;
-    }
-    snprintf(name, size, "/dev/pts/%u", number);
-    return master;
 }
 
 int offstage_inotify_touched(int fd, const char *name, const char *other) {

@@ -127,10 +127,6 @@ int offstage_inotify_unwatch(int fd, int watch);
 /// `*overflowed` to 1 when the kernel dropped events (every watch must be looked at again). Returns how many were
 /// stored, or -1 on error.
 int offstage_inotify_read_watches(int fd, int *watches, int capacity, int *overflowed);
-/// Opens a new pseudo-terminal pair's master (close-on-exec, no controlling terminal), unlocks it and writes the
-/// slave's path into `name` (`size` bytes). Returns the master, or -1 with errno. A pty stands in for a serial
-/// accessory in tests and demos.
-int offstage_pty_open_master(char *name, size_t size);
 
 // MARK: - File-descriptor passing
 

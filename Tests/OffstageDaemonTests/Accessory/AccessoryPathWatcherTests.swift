@@ -116,7 +116,7 @@ struct AccessorySessionCheckTests {
     @Test("MODE-4: a pty (standing in for a serial accessory) is a character device")
     func ptyIsCharacterDevice() throws {
         var name = [CChar](repeating: 0, count: 64)
-        let master = offstage_pty_open_master(&name, name.count)
+        let master = offstage_open_pty(&name, name.count)
         try #require(master >= 0)
         defer { close(master) }
         let slave = open(
@@ -168,7 +168,7 @@ struct AccessorySessionWatchingTests {
     @Test("MODE-4: data on a pty is reported readable and stays for the app; closing the device side is a hang-up")
     func ptyDataAndHangUp() throws {
         var name = [CChar](repeating: 0, count: 64)
-        let master = offstage_pty_open_master(&name, name.count)
+        let master = offstage_open_pty(&name, name.count)
         try #require(master >= 0)
         var masterOpen = true
         defer { if masterOpen { close(master) } }
