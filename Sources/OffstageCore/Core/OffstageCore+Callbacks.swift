@@ -214,6 +214,16 @@ extension OffstageCore {
         scheduleAgain(id)
     }
 
+    /// Thaws a suspended app for background work the system woke it for (a scheduled run, a mode's event): each such
+    /// wake starts a fresh background-task budget, as a launch into the background does (SPEC BT-3), so a task the
+    /// app begins to finish that work has its time however long it was suspended before.
+    mutating func wakeInBackground(_ id: AppID, _ now: Instant) {
+        guard apps[id]?.process?.frozen == true else { return }
+        resume(id, now)
+        let budget = configuration.budget
+        apps[id]?.process?.ledger.enterBackground(at: now, budget: budget)
+    }
+
     func timeout(for kind: CallbackKind) -> Duration {
         switch kind {
         case .didFinishLaunching: configuration.launch

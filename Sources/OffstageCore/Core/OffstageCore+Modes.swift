@@ -55,7 +55,7 @@ extension OffstageCore {
             case .resume(let id, let because):
                 guard let process = apps[id]?.process, process.frozen, process.termination == nil else { continue }
                 log(now, id, .mode, "resumed: \(because)")
-                resume(id, now)
+                wakeInBackground(id, now)
             case .reconsider(let id):
                 if apps[id]?.process != nil { touched.insert(id) }
             case .log(let id, let message):

@@ -22,9 +22,7 @@ extension OffstageCore {
             launch(id, request.kind.launchReason, now)
             how = "launched into the background"
         } else if entry.process?.frozen == true {
-            resume(id, now)
-            let budget = configuration.budget
-            apps[id]?.process?.ledger.enterBackground(at: now, budget: budget)
+            wakeInBackground(id, now)
             how = "resumed"
         } else {
             how = "running"

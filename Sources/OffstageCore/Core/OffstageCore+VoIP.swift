@@ -104,7 +104,7 @@ extension OffstageCore {
                 log(now, id, .mode, "keep-alive handler skipped: background activity is off for this app")
                 continue
             }
-            if process.frozen { resume(id, now) }
+            if process.frozen { wakeInBackground(id, now) }
             enqueue(id, .keepAlive)
             started.append(id)
             scheduleAgain(id)
