@@ -39,7 +39,8 @@ extension OffstageCore {
 
     /// The shell looked at the path of the app's accessory `name`: it exists (connected) or not.
     public mutating func accessoryPresence(_ id: AppID, name: String, connected: Bool, at now: Instant) -> [CoreAction] {
-        perform(
+        performWaking(
+            id,
             modes.accessories.presence(
                 id, name, connected: connected, recipient: accessoryRecipient(id, now), now: now,
                 handlingTime: configuration.accessoryEvent),
@@ -53,7 +54,8 @@ extension OffstageCore {
         guard let name = modes.accessories.accessory(withSession: token, of: id) else {
             return voipSocketEvent(id, token: token, closed: closed, at: now)
         }
-        perform(
+        performWaking(
+            id,
             modes.accessories.sessionEvent(
                 id, name, closed: closed, recipient: accessoryRecipient(id, now), now: now,
                 handlingTime: configuration.accessoryEvent),
@@ -68,7 +70,8 @@ extension OffstageCore {
         _ id: AppID, name: String, _ event: AccessoryEvent, at now: Instant
     ) throws(CoreError) -> [CoreAction] {
         _ = try entry(id)
-        perform(
+        performWaking(
+            id,
             try modes.accessories.simulate(
                 id, name, event, recipient: accessoryRecipient(id, now), now: now, handlingTime: configuration.accessoryEvent),
             now)
@@ -80,6 +83,20 @@ extension OffstageCore {
     public mutating func watchAccessories(at now: Instant) -> [CoreAction] {
         perform(modes.accessories.watchAll(), now)
         return finish(now)
+    }
+
+    /// Carries out what the accessory component decided when the app's accessory did something. An app it thawed
+    /// starts a fresh background-task budget, as one resumed for a scheduled run does: its last one may have ended
+    /// long ago, and it may begin a background task to get more than the handling time (SPEC MODE-4, BT-2).
+    private mutating func performWaking(_ id: AppID, _ actions: [ModeAction], _ now: Instant) {
+        let wasFrozen = apps[id]?.process?.frozen == true
+        perform(actions, now)
+        guard wasFrozen, let process = apps[id]?.process, !process.frozen, process.termination == nil,
+            process.phase == .background
+        else { return }
+        let budget = configuration.budget
+        apps[id]?.process?.ledger.enterBackground(at: now, budget: budget)
+        touched.insert(id)
     }
 
     /// What the accessory component needs to know of the app when its accessory does something.
