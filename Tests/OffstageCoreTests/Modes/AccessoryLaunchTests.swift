@@ -176,6 +176,30 @@ struct AccessoryLaunchTests {
         #expect(sim.accessoryLaunches(of: appA) == 1 && sim.status(of: appA)?.launchReason == .accessory)
     }
 
+    @Test("MODE-6, MAN-3: an upgrade that no longer declares an accessory's mode ends its registration; no launch")
+    func upgradeDroppingTheMode() throws {
+        var sim = accessorySimulation(a: twoAccessories, aModes: [.externalAccessory, .bluetoothCentral])
+        try sim.openAndSettle(appA)
+        sim.install(manifest(appA, modes: [.bluetoothCentral]), behavior: AppBehavior())
+        sim.run(for: .seconds(5))
+        #expect(sim.state(of: appA) == .notRunning, "the old version ended")
+        #expect(sim.core.durableState(of: appA)?.accessories.map(\.name) == ["heart-rate"])
+        #expect(sim.watchedPath(appA, "scanner") == nil && sim.watchedPath(appA, "heart-rate") == "/dev/rfcomm0")
+        #expect(sim.logLines(of: appA, .mode).contains { $0.contains("'external-accessory'") })
+        sim.plugAccessory(at: scannerPath)
+        sim.run(for: .seconds(1))
+        #expect(sim.accessoryLaunches(of: appA) == 0, "the scanner gives the new version no background time")
+        // A store written before the upgrade dropped it is read back without it, and without trapping on a name
+        // that appears twice.
+        var durable = try #require(sim.core.durableState(of: appA))
+        let scanner = AccessoryRegistration(name: "scanner", path: scannerPath, mode: .externalAccessory)
+        durable.accessories += [scanner, scanner]
+        var restarted = OffstageCore(configuration: sim.core.configuration)
+        restarted.restore(try #require(sim.core.apps[appA]?.app), durable: durable)
+        #expect(restarted.modes.accessories.registrations(of: appA).map(\.name) == ["heart-rate"])
+        #expect(restarted.durableState(of: appA)?.accessories.map(\.name) == ["heart-rate"])
+    }
+
     @Test("MAN-3: uninstalling an app stops watching each of its accessories")
     func uninstallUnwatches() throws {
         var running = accessorySimulation(
