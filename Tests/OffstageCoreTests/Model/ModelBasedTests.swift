@@ -235,6 +235,19 @@ struct ModelBasedTests {
         #expect(shrunk.attempts < 1_000)
     }
 
+    @Test("MAN-3, MODE-2: an app uninstalled while its VoIP relaunch waits leaves no deadline behind for a new install")
+    func uninstallDropsVoIPRelaunch() {
+        // Found while the accessory commands were added; a longer lifecycle search (OFFSTAGE_MODEL_SEED=3000000,
+        // 2400 runs) hits it too. The relaunch time outlived the app and, the id installed again, was in the past.
+        let shell = ModelShell.replay(
+            [
+                .install(0, .modes), .runTask(0, .fetch), .advance(ms: 118_954), .uninstall(0), .advance(ms: 19_157),
+                .install(0, .plain),
+            ], enabled: Set(Invariant.allCases))
+        #expect(shell.violation == nil, "\(shell.violation.map(\.description) ?? "")")
+        #expect(shell.core.modes.voip.relaunchAt.isEmpty)
+    }
+
     @Test("MAN-3: installing an app again while its uninstall waits for the process to exit loses no process")
     func installDuringUninstall() {
         let session: [ModelCommand] = [.install(0, .plain), .open(0), .uninstall(0), .install(0, .plain)]
