@@ -89,6 +89,17 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     case socketData(Int, closed: Bool)
     /// A system event for every app (SPEC LC-4).
     case systemEvent(SystemEvent)
+    /// The slot's process registers its accessory in this mode (SPEC MODE-4); one the manifest does not declare is
+    /// refused (MODE-6).
+    case registerAccessory(Int, BackgroundMode)
+    /// The slot's process hands off a session to its accessory (SPEC MODE-4).
+    case openSession(Int)
+    /// The slot's accessory is plugged in (true) or unplugged: every watch of its path reports.
+    case plug(Int, Bool)
+    /// Data (or a hang-up) arrives on the slot's accessory session; only a watched one reports it.
+    case accessoryData(Int, closed: Bool)
+    /// `offstage accessory event` for the slot's accessory.
+    case simulateAccessory(Int, AccessoryEvent)
 
     // MARK: Time
 
@@ -134,6 +145,11 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .handOff(let slot): ".handOff(\(slot))"
         case .socketData(let slot, let closed): ".socketData(\(slot), closed: \(closed))"
         case .systemEvent(let event): ".systemEvent(.\(event.caseName))"
+        case .registerAccessory(let slot, let mode): ".registerAccessory(\(slot), .\(Self.describe(mode)))"
+        case .openSession(let slot): ".openSession(\(slot))"
+        case .plug(let slot, let on): ".plug(\(slot), \(on))"
+        case .accessoryData(let slot, let closed): ".accessoryData(\(slot), closed: \(closed))"
+        case .simulateAccessory(let slot, let event): ".simulateAccessory(\(slot), .\(event))"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
         }
@@ -147,7 +163,8 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .attach(let slot), .detach(let slot), .reply(let slot), .replyAgain(let slot), .beginTask(let slot),
             .endTask(let slot, _), .complete(let slot, _, _), .submit(let slot, _, _, _, _), .cancel(let slot, _),
             .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot), .audio(let slot, _),
-            .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _):
+            .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _), .registerAccessory(let slot, _),
+            .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _):
             slot
         case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
             .systemEvent:
@@ -162,6 +179,12 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .processing: "processing"
         case .fetch: "fetch"
         }
+    }
+
+    // The case names of BackgroundMode differ from their raw values (`externalAccessory` is "external-accessory").
+    private static func describe(_ mode: BackgroundMode) -> String {
+        let words = mode.rawValue.split(separator: "-")
+        return String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     private static func describe(_ interval: FetchInterval) -> String {

@@ -10,8 +10,11 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
     case fetchOnly
     /// `UIApplicationExitsOnSuspend`, yet declaring `fetch` and `processing` (SPEC LC-7 must win).
     case exitsOnSuspend
-    /// The long-running modes `audio` and `voip`, with `fetch` (SPEC §7).
+    /// The long-running modes `audio`, `voip` and `external-accessory`, with `fetch` (SPEC §7).
     case modes
+    /// `external-accessory` alone (SPEC MODE-4): no VoIP relaunch brings the app back after it ends, so its accessory
+    /// connecting is what launches it.
+    case accessory
 
     /// The manifest of `id` for this variant.
     func manifest(_ id: AppID) -> Manifest {
@@ -33,8 +36,10 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
                 exitsOnSuspend: true)
         case .modes:
             Manifest(
-                id: id, executable: "app", backgroundModes: [.audio, .voip, .fetch],
+                id: id, executable: "app", backgroundModes: [.audio, .voip, .externalAccessory, .fetch],
                 permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
+        case .accessory:
+            Manifest(id: id, executable: "app", backgroundModes: [.externalAccessory])
         }
     }
 }
@@ -104,6 +109,13 @@ enum ModelWorld {
 
     /// The app id of a slot.
     static func app(_ slot: Int) -> AppID { AppID("com.example.model\(slot)") }
+
+    /// The name each app gives its accessory (SPEC MODE-4).
+    static let accessoryName = "acc"
+
+    /// Where the accessory of a slot appears when it is plugged in. Slot 2's is slot 0's: two apps may watch one
+    /// accessory.
+    static func accessoryPath(_ slot: Int) -> String { "/dev/model-accessory\(slot % 2)" }
 
     /// The slot of an app id.
     static func slot(of id: AppID) -> Int? {
