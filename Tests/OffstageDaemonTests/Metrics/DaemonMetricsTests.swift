@@ -77,7 +77,7 @@ struct DaemonMetricsTests {
             .performFetch(run: 1), .taskExpiring(run: 1),
             .audioInterruption(AudioInterruption(began: true, reason: "a call")), .keepAlive, .voipSocket(closed: false),
             .systemEvent(.networkChange),
-            .locations([]), .locationError("gone"),
+            .locations([]), .locationError("gone"), .accessory(name: "scanner", event: .connected),
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)
