@@ -35,6 +35,7 @@ extension OffstageCore {
         apps[app.id] = entry
         log(now, app.id, .install, "upgraded in place")
         emit(.saveApp(app.id))
+        perform(modes.manifestChanged(app.id, declared: upgraded.manifest.backgroundModes), now)
         if entry.process != nil { terminate(app.id, .upgraded, .graceful, now) }
         return (.upgraded, finish(now))
     }

@@ -115,7 +115,8 @@ public struct OffstageCore: Sendable {
         durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
         modes.location.restore(app.id, durable.significantLocationChange)
-        modes.accessories.restore(app.id, durable.accessories)
+        modes.accessories.restore(app.id, durable.accessories, declared: app.manifest.backgroundModes)
+        apps[app.id]?.durable.accessories = modes.accessories.registrations(of: app.id)
         scheduleAgain(app.id)
     }
 

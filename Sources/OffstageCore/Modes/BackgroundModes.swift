@@ -33,8 +33,18 @@ public struct BackgroundModes: Hashable, Sendable {
         return audio.processEnded(app) + voip.processEnded(app, relaunch: relaunch) + accessories.processEnded(app)
     }
 
-    /// The app is uninstalled: the modes that outlive its process let go of it.
-    mutating func forget(_ app: AppID) -> [ModeAction] { accessories.forget(app) }
+    /// The app is uninstalled: the modes that outlive its process let go of it (a VoIP relaunch still waiting
+    /// would otherwise be a deadline in the past for an app installed again under the same id).
+    mutating func forget(_ app: AppID) -> [ModeAction] {
+        voip.relaunchDone(app)
+        return accessories.forget(app)
+    }
+
+    /// The app was upgraded to a manifest declaring `declared`: what outlives the process in a mode no longer
+    /// declared ends (SPEC MODE-6).
+    mutating func manifestChanged(_ app: AppID, declared: Set<BackgroundMode>) -> [ModeAction] {
+        accessories.manifestChanged(app, declared: declared)
+    }
 
     /// The app's process tree was frozen.
     mutating func frozen(_ app: AppID) -> [ModeAction] { voip.frozen(app) + accessories.frozen(app) }

@@ -62,11 +62,12 @@ final class AccessoryPathWatcher: Sendable {
 
     /// Watches `path` for the accessory `key` (replacing a previous path) and reports its state now.
     func watch(_ key: Key, path: String) {
-        let present = Self.exists(path)
-        state.withLock { state in
-            let folder = Self.watchableFolder(of: path)
-            state.watched[key] = Watched(path: path, folder: folder, present: present)
-            refreshWatches(&state)
+        let present = state.withLock { state -> Bool in
+            state.watched[key] = Watched(path: path, folder: Self.watchableFolder(of: path), present: false)
+            settle([key], &state)
+            let present = Self.exists(path)
+            state.watched[key]?.present = present
+            return present
         }
         handler(key, present)
     }
@@ -113,18 +114,16 @@ final class AccessoryPathWatcher: Sendable {
             guard count >= 0 else { return }
             let changes = state.withLock { state -> [(Key, Bool)] in
                 let folders = Set(touched.prefix(Int(count)).compactMap { state.folders[$0] })
-                let keys = state.watched.filter { overflowed != 0 || folders.contains($0.value.folder) }.keys
+                let keys = Array(state.watched.filter { overflowed != 0 || folders.contains($0.value.folder) }.keys)
+                settle(keys, &state)
+                // Looked at once the watches are in place: a change after this raises an event of its own.
                 var changes: [(Key, Bool)] = []
                 for key in keys {
-                    guard var watched = state.watched[key] else { continue }
-                    // The folder may have appeared or gone: watch the nearest one that exists now.
-                    watched.folder = Self.watchableFolder(of: watched.path)
+                    guard let watched = state.watched[key] else { continue }
                     let present = Self.exists(watched.path)
                     if present != watched.present { changes.append((key, present)) }
-                    watched.present = present
-                    state.watched[key] = watched
+                    state.watched[key]?.present = present
                 }
-                refreshWatches(&state)
                 return changes
             }
             for (key, present) in changes { handler(key, present) }
@@ -132,6 +131,29 @@ final class AccessoryPathWatcher: Sendable {
     }
 
     // MARK: Folders
+
+    /// Moves each key's watch to the nearest folder of its path that exists now, again and again while that changes:
+    /// a folder made between looking and watching it (udev makes `serial`, then `by-id`, then the link) raised its
+    /// event before the watch was there, so only looking again after each new watch finds it.
+    private func settle(_ keys: [Key], _ state: inout State) {
+        for _ in 0..<Self.maximumSettleRounds {
+            var moved = false
+            for key in keys {
+                guard let watched = state.watched[key] else { continue }
+                let folder = Self.watchableFolder(of: watched.path)
+                if folder != watched.folder {
+                    state.watched[key]?.folder = folder
+                    moved = true
+                }
+            }
+            refreshWatches(&state)
+            if !moved { return }
+        }
+    }
+
+    /// Bounds the settling: a path is at most this deep below its first watched folder in practice, and a folder
+    /// made and removed in a loop must not hold the thread.
+    private static let maximumSettleRounds = 16
 
     /// Adds an inotify watch for every folder in use and removes the others. Adding a watch again for a folder is
     /// harmless (the kernel returns the same one), and gives a new one when the folder was removed and made again.

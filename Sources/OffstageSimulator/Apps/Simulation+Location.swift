@@ -40,7 +40,8 @@ extension Simulation {
     }
 
     /// The machine restarts: every app process is gone, and a new core reads every app back from its durable state,
-    /// as the daemon does from its store.
+    /// as the daemon does from its store. The sockets the processes handed off went with them; the new shell watches
+    /// nothing until the core asks it to watch every registered accessory again (SPEC MODE-4).
     public mutating func reboot() {
         var device = core.device
         device.foregroundApp = nil
@@ -48,7 +49,11 @@ extension Simulation {
         for (_, entry) in core.apps.sorted(by: { $0.key < $1.key }) { restarted.restore(entry.app, durable: entry.durable) }
         processes = [:]
         queue = EventQueue()
+        sockets = [:]
+        accessorySessions = [:]
+        accessoryWatches = [:]
         core = restarted
         perform(core.advance(to: now))
+        perform(core.watchAccessories(at: now))
     }
 }

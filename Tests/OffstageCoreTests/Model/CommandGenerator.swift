@@ -9,11 +9,20 @@ struct GeneratorProfile: Sendable {
     var multitaskingOff: Double
     /// Fewest and most commands in a sequence.
     var length: ClosedRange<Int>
+    /// How much the accessory commands weigh (SPEC MODE-4), against the lifecycle's mix; with 0 there are none, and
+    /// the sequences of a seed are those of before accessories existed.
+    var accessories: Double = 0
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
         variants: [(3, .scheduler), (2, .plain), (2, .fetchOnly), (1, .exitsOnSuspend), (1, .modes)], multitaskingOff: 0.4,
         length: 40...160)
+
+    /// Apps in the long-running modes, accessory apps most of all (SPEC §7, MODE-4): their accessories come and go,
+    /// and they end and are launched again for them.
+    static let modes = GeneratorProfile(
+        variants: [(3, .modes), (3, .accessory), (1, .scheduler), (1, .plain)], multitaskingOff: 0.2, length: 40...160,
+        accessories: 3)
 
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
     static let multitaskingOff = GeneratorProfile(
@@ -103,6 +112,22 @@ struct CommandGenerator {
             (busy ? 1 : 0.2, .handOff(appSlot(&rng))), (2, .socketData(int(0...(ModelWorld.appCount - 1)))),
             (1, .systemEvent),
         ]
+        if profile.accessories > 0 {
+            // Accessory commands where an app may have an accessory; a few elsewhere (they must be harmless there).
+            let accessoryApps = shell.core.apps.values.contains {
+                !$0.app.manifest.backgroundModes.isDisjoint(with: AccessoryRegistration.modes)
+            }
+            let weight = profile.accessories * (accessoryApps ? 1 : 0.1)
+            // Plugging in mostly changes something: in what is out, out what is in.
+            let plugSlot = int(0...(ModelWorld.appCount - 1))
+            let plugged = shell.accessories.plugged.contains(ModelWorld.accessoryPath(plugSlot))
+            options += [
+                (weight * (busy ? 1.5 : 0.2), .registerAccessory(appSlot(&rng))),
+                (weight * (busy ? 1 : 0.2), .openSession(appSlot(&rng))), (weight * 2.5, .plug(plugSlot, !plugged)),
+                (weight * 1.5, .accessoryData(int(0...(ModelWorld.appCount - 1)))),
+                (weight * 0.5, .simulateAccessory(int(0...(ModelWorld.appCount - 1)))),
+            ]
+        }
         return make(weighted(options))
     }
 
@@ -126,6 +151,11 @@ struct CommandGenerator {
         case keepAlive(Int)
         case handOff(Int)
         case socketData(Int)
+        case registerAccessory(Int)
+        case openSession(Int)
+        case plug(Int, Bool)
+        case accessoryData(Int)
+        case simulateAccessory(Int)
         case audioInterruption, systemEvent
         case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
         case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask
@@ -160,6 +190,14 @@ struct CommandGenerator {
         case .handOff(let slot): return .handOff(slot)
         case .socketData(let slot): return .socketData(slot, closed: int(0...4) == 0)
         case .systemEvent: return .systemEvent(weighted(SystemEvent.allCases.map { (1, $0) }))
+        case .registerAccessory(let slot):
+            // Mostly the mode the `modes` manifest declares; sometimes one it does not (SPEC MODE-6).
+            return .registerAccessory(slot, weighted([(8, .externalAccessory), (1, .bluetoothCentral)]))
+        case .openSession(let slot): return .openSession(slot)
+        case .plug(let slot, let likely): return .plug(slot, int(0...5) == 0 ? !likely : likely)
+        case .accessoryData(let slot): return .accessoryData(slot, closed: int(0...4) == 0)
+        case .simulateAccessory(let slot):
+            return .simulateAccessory(slot, weighted(AccessoryEvent.allCases.map { (1, $0) }))
         case .advance: return .advance(ms: duration())
         case .fireTimer: return .fireTimer
         case .open: return .open(int(anySlot))

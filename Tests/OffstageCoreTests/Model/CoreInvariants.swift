@@ -48,6 +48,10 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// §11 scale: the earliest deadline the core keeps for each app's process is the one the process has, so the
     /// next deadline found among the apps that have one is the one a look at every app would find.
     case deadlinesCurrent
+    /// MODE-4, MODE-6: the shell watches exactly the accessories the installed apps registered (as their durable
+    /// state keeps them), at their paths, each in a mode its app's manifest declares; an app is launched for an
+    /// accessory only if it has such a registration.
+    case accessoriesDeclared
 
     var description: String {
         switch self {
@@ -65,6 +69,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .noLostProcess: "§11 the core never loses track of a live process"
         case .schedulerViewsCurrent: "§11 the incremental scheduler sees what a full look would"
         case .deadlinesCurrent: "§11 the kept process deadlines are what a full look would find"
+        case .accessoriesDeclared: "MODE-4/MODE-6 accessories are watched as registered, only in declared modes"
         }
     }
 }
@@ -114,6 +119,8 @@ struct ModelObservation {
     var staleSchedulingViews: [AppID] = []
     /// Apps whose kept earliest deadline differs from their process's (``OffstageCore/processDeadlinesOutOfDate()``).
     var staleDeadlines: [AppID] = []
+    /// The accessories the shell watches, with their paths.
+    var accessoryWatches: [AccessoryKey: String] = [:]
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -210,6 +217,28 @@ enum CoreInvariants {
             }
         }
 
+        // MODE-4, MODE-6: what is watched is what is registered (and saved), in declared modes only.
+        var registered: [AccessoryKey: String] = [:]
+        for id in ids {
+            guard let entry = seen.apps[id] else { continue }
+            for registration in entry.durable.accessories {
+                registered[AccessoryKey(app: id, name: registration.name)] = registration.path
+                if !entry.app.manifest.backgroundModes.contains(registration.mode) {
+                    fail(
+                        .accessoriesDeclared,
+                        "\(id) keeps accessory '\(registration.name)' in '\(registration.mode.rawValue)', which its "
+                            + "manifest does not declare")
+                }
+            }
+        }
+        for key in Set(registered.keys).union(seen.accessoryWatches.keys).sorted()
+        where registered[key] != seen.accessoryWatches[key] {
+            fail(
+                .accessoriesDeclared,
+                "\(key) is registered at \(registered[key] ?? "nothing") but watched at "
+                    + (seen.accessoryWatches[key] ?? "nothing"))
+        }
+
         // The incremental scheduler
         if !seen.staleSchedulingViews.isEmpty {
             fail(
@@ -291,6 +320,11 @@ enum CoreInvariants {
                             + "\(formatSeconds(waited)) s after the last of \(streak.count) abnormal end(s) in a row; "
                             + "the delay is \(formatSeconds(delay)) s")
                 }
+            }
+            if plan.reason == .accessory, let entry, !entry.durable.accessories.contains(where: {
+                entry.app.manifest.backgroundModes.contains($0.mode)
+            }) {
+                fail(.accessoriesDeclared, "\(id) is launched for an accessory, but has none in a mode it declares")
             }
             if !plan.reason.isForeground, let entry {
                 if entry.durable.forceQuit {

@@ -210,6 +210,25 @@ struct CoreInvariantsTests {
         #expect(found(.launch(app0, LaunchPlan(launch: 50, reason: .user)), shell).contains(.ownProcessOnly))
     }
 
+    @Test("MODE-4, MODE-6: an accessory watched but not registered, or in a mode not declared; a launch for none")
+    func accessoriesDeclared() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        let key = AccessoryKey(app: app0, name: ModelWorld.accessoryName)
+        seen.accessoryWatches[key] = ModelWorld.accessoryPath(0)
+        #expect(found(seen).contains(.accessoriesDeclared), "watched, not registered")
+        let registration = AccessoryRegistration(
+            name: ModelWorld.accessoryName, path: ModelWorld.accessoryPath(0), mode: .externalAccessory)
+        seen.apps[app0]?.durable.accessories = [registration]
+        #expect(found(seen).contains(.accessoriesDeclared), "registered in a mode the scheduler manifest lacks")
+        seen.apps[app0]?.app.manifest.backgroundModes.insert(.externalAccessory)
+        #expect(!found(seen).contains(.accessoriesDeclared))
+        seen.accessoryWatches[key] = nil
+        #expect(found(seen).contains(.accessoriesDeclared), "registered, not watched")
+        let launch = CoreAction.launch(app1, LaunchPlan(launch: 50, reason: .accessory))
+        #expect(found(launch, shell, seen).contains(.accessoriesDeclared))
+    }
+
     @Test("§11: a live process the core no longer knows")
     func noLostProcess() throws {
         var seen = try good().observation(firedTimer: false)

@@ -161,6 +161,27 @@ struct ModelBasedTests {
     }
 
     @Test(
+        "MODE-2, MODE-4, MODE-6, LC-6, LC-9: random sessions of apps in long-running modes keep every invariant",
+        arguments: SeedBatch.batches(first: 9_000_000, batches: 2, perBatch: 400))
+    func modes(batch: SeedBatch) {
+        let result = ModelExplorer.explore(batch, profile: .modes, enabled: Set(Invariant.allCases))
+        print("model modes \(batch.testDescription): \(result.summary)")
+        for failure in result.failures {
+            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/modes")))
+        }
+        guard batch.count >= 200 else { return }
+        // Accessories registered, woken and launched for, their sessions watched and closed, and ended with the app.
+        let reached = [
+            "watchAccessory", "unwatchAccessory", "deliver.accessory", "launch.accessory", "watchSocket.armed",
+            "watchSocket.disarmed", "closeSocket", "thaw", "freeze", "launch.voip", "deliver.keepAlive",
+        ]
+        for key in reached {
+            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
+        }
+        #expect(result.inputs > result.sequences * 20)
+    }
+
+    @Test(
         "LC-7: an exits-on-suspend app, and every app while multitasking is off, never runs in the background",
         arguments: SeedBatch.batches(first: 7_000_000, batches: 2, perBatch: 400))
     func exitsOnSuspend(batch: SeedBatch) {
@@ -233,6 +254,19 @@ struct ModelBasedTests {
         #expect(shrunk.commands.first == .install(2, .plain), "the simplest manifest")
         #expect(failingLength(shrunk.commands) == 3)
         #expect(shrunk.attempts < 1_000)
+    }
+
+    @Test("MAN-3, MODE-2: an app uninstalled while its VoIP relaunch waits leaves no deadline behind for a new install")
+    func uninstallDropsVoIPRelaunch() {
+        // Found while the accessory commands were added; a longer lifecycle search (OFFSTAGE_MODEL_SEED=3000000,
+        // 2400 runs) hits it too. The relaunch time outlived the app and, the id installed again, was in the past.
+        let shell = ModelShell.replay(
+            [
+                .install(0, .modes), .runTask(0, .fetch), .advance(ms: 118_954), .uninstall(0), .advance(ms: 19_157),
+                .install(0, .plain),
+            ], enabled: Set(Invariant.allCases))
+        #expect(shell.violation == nil, "\(shell.violation.map(\.description) ?? "")")
+        #expect(shell.core.modes.voip.relaunchAt.isEmpty)
     }
 
     @Test("MAN-3: installing an app again while its uninstall waits for the process to exit loses no process")

@@ -89,6 +89,17 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     case socketData(Int, closed: Bool)
     /// A system event for every app (SPEC LC-4).
     case systemEvent(SystemEvent)
+    /// The slot's process registers its accessory in this mode (SPEC MODE-4); one the manifest does not declare is
+    /// refused (MODE-6).
+    case registerAccessory(Int, BackgroundMode)
+    /// The slot's process hands off a session to its accessory (SPEC MODE-4).
+    case openSession(Int)
+    /// The slot's accessory is plugged in (true) or unplugged: every watch of its path reports.
+    case plug(Int, Bool)
+    /// Data (or a hang-up) arrives on the slot's accessory session; only a watched one reports it.
+    case accessoryData(Int, closed: Bool)
+    /// `offstage accessory event` for the slot's accessory.
+    case simulateAccessory(Int, AccessoryEvent)
 
     // MARK: Time
 
@@ -134,6 +145,11 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .handOff(let slot): ".handOff(\(slot))"
         case .socketData(let slot, let closed): ".socketData(\(slot), closed: \(closed))"
         case .systemEvent(let event): ".systemEvent(.\(event.caseName))"
+        case .registerAccessory(let slot, let mode): ".registerAccessory(\(slot), .\(Self.describe(mode)))"
+        case .openSession(let slot): ".openSession(\(slot))"
+        case .plug(let slot, let on): ".plug(\(slot), \(on))"
+        case .accessoryData(let slot, let closed): ".accessoryData(\(slot), closed: \(closed))"
+        case .simulateAccessory(let slot, let event): ".simulateAccessory(\(slot), .\(event))"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
         }
@@ -147,7 +163,8 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .attach(let slot), .detach(let slot), .reply(let slot), .replyAgain(let slot), .beginTask(let slot),
             .endTask(let slot, _), .complete(let slot, _, _), .submit(let slot, _, _, _, _), .cancel(let slot, _),
             .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot), .audio(let slot, _),
-            .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _):
+            .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _), .registerAccessory(let slot, _),
+            .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _):
             slot
         case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
             .systemEvent:
@@ -162,6 +179,12 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .processing: "processing"
         case .fetch: "fetch"
         }
+    }
+
+    // The case names of BackgroundMode differ from their raw values (`externalAccessory` is "external-accessory").
+    private static func describe(_ mode: BackgroundMode) -> String {
+        let words = mode.rawValue.split(separator: "-")
+        return String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     private static func describe(_ interval: FetchInterval) -> String {
@@ -187,125 +210,5 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         if let network = overrides.network { parts.append("network: .\(network)") }
         if let idle = overrides.idle { parts.append("idle: \(idle)") }
         return ".init(\(parts.joined(separator: ", ")))"
-    }
-}
-
-/// The manifests an app slot can be installed with.
-enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
-    /// No background modes.
-    case plain
-    /// `fetch` and `processing`, with both task identifiers listed.
-    case scheduler
-    /// `fetch` only, with the refresh identifier listed.
-    case fetchOnly
-    /// `UIApplicationExitsOnSuspend`, yet declaring `fetch` and `processing` (SPEC LC-7 must win).
-    case exitsOnSuspend
-    /// The long-running modes `audio` and `voip`, with `fetch` (SPEC §7).
-    case modes
-
-    /// The manifest of `id` for this variant.
-    func manifest(_ id: AppID) -> Manifest {
-        switch self {
-        case .plain:
-            Manifest(id: id, executable: "app")
-        case .scheduler:
-            Manifest(
-                id: id, executable: "app", backgroundModes: [.fetch, .processing],
-                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, ModelWorld.processingIdentifier])
-        case .fetchOnly:
-            Manifest(
-                id: id, executable: "app", backgroundModes: [.fetch],
-                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
-        case .exitsOnSuspend:
-            Manifest(
-                id: id, executable: "app", backgroundModes: [.fetch, .processing],
-                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, ModelWorld.processingIdentifier],
-                exitsOnSuspend: true)
-        case .modes:
-            Manifest(
-                id: id, executable: "app", backgroundModes: [.audio, .voip, .fetch],
-                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
-        }
-    }
-}
-
-extension SystemEvent {
-    /// The Swift case name, for reproductions printed as code.
-    var caseName: String {
-        let words = rawValue.split(separator: "-")
-        return String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-    }
-}
-
-/// How a process the shell starts behaves when signalled, or whether it starts at all.
-enum ProcessTrait: String, CaseIterable, Hashable, Sendable {
-    /// Dies on SIGTERM, as a process with default signal handling does.
-    case normal
-    /// Survives SIGTERM: only SIGKILL ends it.
-    case ignoresSIGTERM
-    /// The executable cannot be started: the shell reports `launchFailed`.
-    case failsToStart
-}
-
-/// A device-wide setting the model switches (SPEC SET-1).
-enum DeviceSwitch: String, CaseIterable, Hashable, Sendable {
-    case multitasking, backgroundRefresh, lowPower, dataSaver
-
-    /// The settings with this switch set.
-    func apply(_ on: Bool, to settings: DeviceSettings) -> DeviceSettings {
-        var settings = settings
-        switch self {
-        case .multitasking: settings.multitaskingSupported = on
-        case .backgroundRefresh: settings.backgroundRefresh = on
-        case .lowPower: settings.lowPowerMode = on
-        case .dataSaver: settings.dataSaver = on
-        }
-        return settings
-    }
-}
-
-/// A per-app setting the model switches (SPEC SET-2).
-enum AppSwitch: String, CaseIterable, Hashable, Sendable {
-    case backgroundRefresh, backgroundData, backgroundActivity, unrestrictedData
-
-    /// The settings with this switch set.
-    func apply(_ on: Bool, to settings: AppSettings) -> AppSettings {
-        var settings = settings
-        switch self {
-        case .backgroundRefresh: settings.backgroundRefresh = on
-        case .backgroundData: settings.backgroundData = on
-        case .backgroundActivity: settings.backgroundActivity = on
-        case .unrestrictedData: settings.unrestrictedData = on
-        }
-        return settings
-    }
-}
-
-/// The fixed facts of the modelled device.
-enum ModelWorld {
-    /// How many app slots there are.
-    static let appCount = 3
-    /// The refresh task identifier the scheduling manifests list.
-    static let refreshIdentifier = "com.example.model.refresh"
-    /// The processing task identifier the scheduling manifests list.
-    static let processingIdentifier = "com.example.model.processing"
-    /// Where virtual time starts: 2026-01-01 08:00 UTC, a weekday morning.
-    static let start = Instant(secondsSinceEpoch: 1_767_254_400)
-
-    /// The app id of a slot.
-    static func app(_ slot: Int) -> AppID { AppID("com.example.model\(slot)") }
-
-    /// The slot of an app id.
-    static func slot(of id: AppID) -> Int? {
-        (0..<appCount).first { app($0) == id }
-    }
-
-    /// The task identifier of a kind (the legacy fetch has the reserved one).
-    static func identifier(_ kind: TaskKind) -> String {
-        switch kind {
-        case .appRefresh: refreshIdentifier
-        case .processing: processingIdentifier
-        case .fetch: TaskRequest.fetchIdentifier
-        }
     }
 }

@@ -97,9 +97,12 @@ struct ModelShell {
     private var step = 0
     private var nextPid: Int32 = 1000
     private var nextTaskName = 0
-    /// Handed-off sockets by token: their app, and whether the shell watches them now (SPEC MODE-2).
-    private(set) var sockets: [UInt64: (app: AppID, armed: Bool)] = [:]
-    private var nextSocketToken: UInt64 = 1
+    /// Handed-off sockets and accessory sessions by token: their app, and whether the shell watches them now (SPEC
+    /// MODE-2, MODE-4).
+    var sockets: [UInt64: (app: AppID, armed: Bool)] = [:]
+    var nextSocketToken: UInt64 = 1
+    /// The accessories the shell watches, those plugged in and the sessions handed off (SPEC MODE-4).
+    var accessories = ModelAccessories()
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -127,6 +130,8 @@ struct ModelShell {
     /// Carries out one command.
     mutating func apply(_ command: ModelCommand) {
         guard violation == nil else { return }
+        // A new watch reports at once, once the input that asked for it is done (as the daemon's watcher does).
+        defer { reportOwedPresence() }
         step += 1
         trace?.append("\(step). t=\(formatSeconds((now - ModelWorld.start).inSeconds)) \(command)")
         let slot = command.slot ?? 0
@@ -250,9 +255,12 @@ struct ModelShell {
             feed { core, now throws(CoreError) in try core.socketHandedOff(id, pid: process.pid, token: token, at: now) }
         case .socketData(_, let closed):
             // A watched socket reports once (epoll's one-shot), as the daemon's watcher does.
-            guard let (token, socket) = sockets.first(where: { $0.value.app == id }), socket.armed else { return }
+            let voip = sockets.filter { $0.value.app == id && accessories.sessions[$0.key] == nil }.keys.min()
+            guard let token = voip, sockets[token]?.armed == true else { return }
             sockets[token]?.armed = false
             feed { core, now throws(CoreError) in core.voipSocketEvent(id, token: token, closed: closed, at: now) }
+        case .registerAccessory, .openSession, .plug, .accessoryData, .simulateAccessory:
+            applyAccessory(command, slot: slot)
         case .systemEvent(let event):
             feed { core, now throws(CoreError) in core.systemEvent(event, at: now).actions }
         case .exit(_, let status):
@@ -373,7 +381,15 @@ struct ModelShell {
                 sockets[token] = (id, armed)
             case .closeSocket(_, let token):
                 sockets[token] = nil
-            case .log, .saveApp, .saveDevice, .forget, .watchAccessory, .unwatchAccessory:
+                accessories.sessions[token] = nil
+            case .watchAccessory(let id, let name, let path):
+                accessories.watch(AccessoryKey(app: id, name: name), at: path)
+            case .unwatchAccessory(let id, let name):
+                accessories.watches[AccessoryKey(app: id, name: name)] = nil
+            case .forget(let id, _):
+                // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9).
+                crashes[id] = nil
+            case .log, .saveApp, .saveDevice:
                 break
             }
         }
@@ -385,7 +401,8 @@ struct ModelShell {
             now: now, apps: core.apps, device: core.device, configuration: core.configuration,
             nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
             idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer,
-            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now), staleDeadlines: core.processDeadlinesOutOfDate())
+            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now),
+            staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches)
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {
@@ -398,7 +415,7 @@ struct ModelShell {
     // MARK: The processes
 
     /// The process of a slot, if it is alive and can run code (not frozen).
-    private func running(_ slot: Int) -> ModelProcess? {
+    func running(_ slot: Int) -> ModelProcess? {
         guard let process = process(of: slot), process.death == nil, !process.frozen else { return nil }
         return process
     }

@@ -118,6 +118,10 @@ enum Shrinker {
             return simpler
         case .fetchInterval(let slot, .seconds):
             return [.fetchInterval(slot, .minimum)]
+        case .registerAccessory(let slot, let mode) where mode != .externalAccessory:
+            return [.registerAccessory(slot, .externalAccessory)]
+        case .accessoryData(let slot, true):
+            return [.accessoryData(slot, closed: false)]
         default:
             return []
         }

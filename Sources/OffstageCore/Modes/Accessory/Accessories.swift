@@ -55,9 +55,11 @@ public struct Accessories: Hashable, Sendable {
     // MARK: Registrations
 
     /// Restores the registrations kept in the app's durable state, after a restart: connection unknown, no session.
-    mutating func restore(_ app: AppID, _ registrations: [AccessoryRegistration]) {
-        guard !registrations.isEmpty else { return }
-        links[app] = Dictionary(uniqueKeysWithValues: registrations.map { ($0.name, Link(registration: $0)) })
+    /// Only those in a mode the app declares (SPEC MODE-6) come back; a name kept twice (a damaged store) once.
+    mutating func restore(_ app: AppID, _ registrations: [AccessoryRegistration], declared: Set<BackgroundMode>) {
+        let kept = registrations.filter { declared.contains($0.mode) }
+        guard !kept.isEmpty else { return }
+        links[app] = Dictionary(kept.map { ($0.name, Link(registration: $0)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Watches every registered accessory (the shell started).
@@ -96,6 +98,27 @@ public struct Accessories: Hashable, Sendable {
             .shell(.watchAccessory(app, name: registration.name, path: registration.path)), .save(app),
             .log(app, "accessory '\(registration.name)' registered at \(registration.path) (\(present ? "connected" : "not connected"))"),
         ]
+    }
+
+    /// The app was upgraded: a registration in a mode the new version does not declare ends, as registering it would
+    /// now be refused; otherwise its accessory would still wake or launch the app (SPEC MODE-6).
+    mutating func manifestChanged(_ app: AppID, declared: Set<BackgroundMode>) -> [ModeAction] {
+        let dropped = registrations(of: app).filter { !declared.contains($0.mode) }
+        guard !dropped.isEmpty else { return [] }
+        var actions: [ModeAction] = []
+        for registration in dropped {
+            actions += closeSession(app, registration.name)
+            links[app]?[registration.name] = nil
+            if handling[app]?.name == registration.name { handling[app] = nil }
+            actions += [
+                .shell(.unwatchAccessory(app, name: registration.name)),
+                .log(
+                    app, "accessory '\(registration.name)' unregistered: this version does not declare "
+                        + "'\(registration.mode.rawValue)'"),
+            ]
+        }
+        if links[app]?.isEmpty == true { links[app] = nil }
+        return actions + [.save(app), .reconsider(app)]
     }
 
     /// The app unregisters an accessory: it is not watched any more.
