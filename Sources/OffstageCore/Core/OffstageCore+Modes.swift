@@ -39,6 +39,20 @@ extension OffstageCore {
         return false
     }
 
+    /// Where an accessory event goes in a queue the app has not heard yet (SPEC LC-4: events coalesce while it cannot
+    /// run): one "data" per accessory is enough (the bytes wait in its session), and of connected and disconnected
+    /// only the latest counts, so an accessory that flaps while the app is suspended leaves at most two callbacks.
+    static func queueAccessoryEvent(_ name: String, _ event: AccessoryEvent, in queue: [CallbackKind]) -> [CallbackKind] {
+        var queue = queue
+        if event == .data {
+            if !queue.contains(.accessory(name: name, event: .data)) { queue.append(.accessory(name: name, event: .data)) }
+            return queue
+        }
+        queue.removeAll { $0 == .accessory(name: name, event: .connected) || $0 == .accessory(name: name, event: .disconnected) }
+        queue.append(.accessory(name: name, event: event))
+        return queue
+    }
+
     /// Carries out what a mode component decided.
     mutating func perform(_ actions: [ModeAction], _ now: Instant) {
         for action in actions {
@@ -48,6 +62,9 @@ extension OffstageCore {
                 if case .locations = kind, let queued = process.queue.lastIndex(where: \.isLocations) {
                     // A newer fix replaces one the app has not heard yet: it wants where it is (SPEC LC-4).
                     apps[id]?.process?.queue[queued] = kind
+                    touched.insert(id)
+                } else if case .accessory(let name, let event) = kind {
+                    apps[id]?.process?.queue = Self.queueAccessoryEvent(name, event, in: process.queue)
                     touched.insert(id)
                 } else {
                     enqueue(id, kind)

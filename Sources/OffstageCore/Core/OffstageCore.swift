@@ -149,11 +149,17 @@ public struct OffstageCore: Sendable {
         // Starting runs touches apps, and settling them (a freeze) can change what the scheduler sees: a few
         // rounds reach a fixed point; the bound only guards against a bug turning into a hang.
         for _ in 0..<4 {
-            while let id = touched.popFirst() {
-                settle(id, now)
-                // Whatever touched the app may have changed what its requests wait for, and its deadlines.
-                schedulingStale.insert(id)
-                deadlinesStale.insert(id)
+            // In app order, not the set's (which differs from process to process): the same inputs give the same
+            // actions in the same order, so a simulation or a model-based test replays exactly.
+            while !touched.isEmpty {
+                let batch = touched.sorted()
+                touched.removeAll(keepingCapacity: true)
+                for id in batch {
+                    settle(id, now)
+                    // Whatever touched the app may have changed what its requests wait for, and its deadlines.
+                    schedulingStale.insert(id)
+                    deadlinesStale.insert(id)
+                }
             }
             let due = schedulerDeadline.map { $0 <= now } ?? false
             guard schedulerDirty || due else { break }

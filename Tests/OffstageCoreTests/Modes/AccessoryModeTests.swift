@@ -194,6 +194,30 @@ struct AccessoryModeTests {
         #expect(sim.events(of: appA, since: opened).filter { $0 == .callback("accessory") }.count == 2)
     }
 
+    @Test("LC-4: while the app cannot run, a flapping accessory leaves only its latest state and one data callback")
+    func flappingAccessoryCoalesces() throws {
+        var sim = accessorySimulation()
+        try sim.openThenSuspend(appA)
+        var settings = AppSettings()
+        settings.backgroundActivity = false
+        try sim.setAppSettings(settings, for: appA)
+        for _ in 0..<50 {
+            sim.plugAccessory(at: scannerPath)
+            sim.unplugAccessory(at: scannerPath)
+        }
+        sim.plugAccessory(at: scannerPath)
+        for _ in 0..<3 {
+            _ = try sim.actions { core, now in try core.simulateAccessoryEvent(appA, name: "scanner", .data, at: now) }
+        }
+        let queued = try #require(sim.core.apps[appA]?.process?.queue).filter {
+            if case .accessory = $0 { true } else { false }
+        }
+        #expect(queued == [.accessory(name: "scanner", event: .connected), .accessory(name: "scanner", event: .data)])
+        let opened = sim.now
+        try sim.openAndSettle(appA)
+        #expect(sim.events(of: appA, since: opened).filter { $0 == .callback("accessory") }.count == 2)
+    }
+
     @Test("MODE-4: the accessory hanging up on its session is a disconnection: the app is woken, the session closed")
     func hangUpIsADisconnection() throws {
         var sim = accessorySimulation()
