@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "OffstageSimulator", targets: ["OffstageSimulator"]),
         .executable(name: "offstaged", targets: ["offstaged"]),
         .executable(name: "offstage", targets: ["offstage"]),
+        // The C wrappers, for the benchmarks package (its accessory benchmark opens a pseudo-terminal with them).
+        .library(name: "COffstageSystem", targets: ["COffstageSystem"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

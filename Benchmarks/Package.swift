@@ -52,6 +52,8 @@ let package = Package(
                 .product(name: "offstage", package: "Offstage"),
                 .product(name: "OffstageProtocol", package: "Offstage"),
                 .product(name: "OffstageCore", package: "Offstage"),
+                // `offstage_open_pty`: the accessory benchmark's stand-in serial port.
+                .product(name: "COffstageSystem", package: "Offstage"),
             ],
             path: "Benchmarks/OffstageBenchmarks",
             swiftSettings: strict,

@@ -39,6 +39,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Accessory: session data → handler runs",
+        configuration: once([Metrics.accessoryWake, Metrics.accessoryBareThawRead], seconds: 300)
+    ) { benchmark in
+        try AccessoryWakeBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in

@@ -69,6 +69,9 @@ enum Metrics {
     static let voipWake = latency("VoIP socket data → handler runs")
     static let bareThawRead = latency("bare thaw + read")
 
+    static let accessoryWake = latency("accessory data → handler runs")
+    static let accessoryBareThawRead = latency("bare thaw + read, accessory run")
+
     static let rss = count("daemon VmRSS, 100 apps/10 launched (kB)")
     static let hwm = count("daemon VmHWM, 100 apps/10 launched (kB)")
     static let idleRSS = count("idle daemon VmRSS, 0 apps (kB)")

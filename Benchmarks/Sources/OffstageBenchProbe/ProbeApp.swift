@@ -21,6 +21,9 @@ import OffstageProtocol
 ///   `beginBackgroundTask`/`endBackgroundTask` pairs and write a ``ConcurrentCallsReport`` to FILE.
 /// - `--voip --connect SOCKET --report SOCKET`: hands its connection to SOCKET to the daemon and reports when each
 ///   wake-up handler begins (see ``VoIPProbe``).
+/// - `--accessory PATH --report SOCKET`: registers accessory `bench` at PATH (external-accessory), opens a session to
+///   it once it is connected, which hands the session to the daemon, and reports when each data handler begins
+///   (see ``AccessoryProbe``).
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
@@ -37,11 +40,13 @@ final class ProbeDelegate: ApplicationDelegate {
         case lifecycle(report: String)
         case scale(ScaleOptions)
         case voip(connect: String, report: String)
+        case accessory(path: String, report: String)
         case idle
     }
 
     let mode: Mode
     var voip: VoIPProbe?
+    var accessory: AccessoryProbe?
     var callsStarted = false
     var scaleSubmitted = 0
     var scaleRefused: [String] = []
@@ -65,6 +70,8 @@ final class ProbeDelegate: ApplicationDelegate {
             mode = .lifecycle(report: report)
         } else if arguments.contains("--voip"), let connect = value("--connect"), let report = value("--report") {
             mode = .voip(connect: connect, report: report)
+        } else if let path = value("--accessory"), let report = value("--report") {
+            mode = .accessory(path: path, report: report)
         } else if arguments.contains("--scale"), let report = value("--report") {
             mode = .scale(
                 ScaleOptions(
@@ -79,6 +86,10 @@ final class ProbeDelegate: ApplicationDelegate {
         if case .voip(let connect, let report) = mode {
             voip = VoIPProbe(report: report)
             voip?.start(connect: connect)
+        }
+        if case .accessory(let path, let report) = mode {
+            accessory = AccessoryProbe(path: path, report: report)
+            accessory?.start()
         }
         guard case .scale(let options) = mode else { return true }
         if let listen = options.listen {
@@ -153,7 +164,7 @@ final class ProbeDelegate: ApplicationDelegate {
             } catch {
                 print("probe: cannot report to \(report): \(error)")
             }
-        case .idle, .voip:
+        case .idle, .voip, .accessory:
             break
         }
     }
