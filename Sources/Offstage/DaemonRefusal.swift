@@ -25,4 +25,14 @@ struct DaemonRefusal {
         message = varlink.stringParameter("message") ?? varlink.stringParameter("description") ?? varlink.name
         fix = varlink.stringParameter("fix") ?? "see `offstage log` for the daemon's side"
     }
+
+    /// The code of a modes error type (VoIP, location, accessories) for this refusal: the two refusals an app can
+    /// act on (the mode is not declared, an argument is wrong), and `otherwise` for the rest (no daemon, not an app).
+    func code<Code>(notPermitted: Code, invalidArgument: Code, otherwise: Code) -> Code {
+        switch name {
+        case ModesInterface.name + ".NotPermitted": notPermitted
+        case ModesInterface.name + ".InvalidArgument": invalidArgument
+        default: otherwise
+        }
+    }
 }

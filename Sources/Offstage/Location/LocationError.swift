@@ -32,12 +32,7 @@ public struct LocationError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The SDK's error for what the daemon (or the connection to it) said.
     init(_ error: any Error) {
         let refusal = DaemonRefusal(error)
-        let code: Code =
-            switch refusal.name {
-            case ModesInterface.name + ".NotPermitted": .notPermitted
-            case ModesInterface.name + ".InvalidArgument": .invalidArgument
-            default: .unavailable
-            }
+        let code = refusal.code(notPermitted: Code.notPermitted, invalidArgument: .invalidArgument, otherwise: .unavailable)
         self.init(code, refusal.message, fix: refusal.fix)
     }
 }
