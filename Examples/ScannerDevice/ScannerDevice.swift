@@ -20,7 +20,9 @@ func say(_ line: String) {
 /// - `PATH`: where the link is made (a stale link left there is replaced; anything else there is refused).
 /// - `BARCODE …`: the barcodes to send, one every `--interval` seconds (default 1), the first after one interval;
 ///   with none, one per line read from standard input, paced the same way, until it ends.
-/// - `--stay`: after the last barcode, stay connected until SIGTERM or SIGINT instead of exiting.
+/// - `--stay`: after the last barcode, stay connected until SIGTERM or SIGINT instead of exiting. Without it the
+///   scanner stays plugged in one more interval, then exits: a hang-up discards what the far end has not read yet
+///   (as pulling a real scanner's cable does), so unplugging at once could lose the last barcode.
 ///
 /// On exit, SIGTERM, SIGINT or SIGHUP it removes the link and closes its end of the line, which is a hang-up for
 /// whoever has the port open: the scanner was unplugged.
@@ -85,6 +87,7 @@ struct ScannerDevice {
             say("staying connected until SIGTERM or SIGINT")
             while true { pause() }
         }
+        Thread.sleep(forTimeInterval: interval)
         line.unplug()
     }
 }
