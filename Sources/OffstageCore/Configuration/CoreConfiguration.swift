@@ -70,6 +70,16 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// The significant-change location service wakes or launches an app once the device is this many metres from
     /// where the app last heard of it (SPEC MODE-3: about 500 m). Default 500 m.
     public var significantChangeDistance: Double = 500
+    /// Pending local notifications per app; over it the soonest are kept and the app is told (SPEC NT-1). Default 128.
+    public var maximumPendingNotificationsPerApp: Int = 128
+    /// Delivered notifications kept per app, newest kept (SPEC NT-2). Default 64.
+    public var maximumDeliveredNotificationsPerApp: Int = 64
+    /// Bytes of text in one notification's content (title, body, user info …), as APNs limits its payload. Default 4,096.
+    public var maximumNotificationContentBytes: Int = 4_096
+    /// The shortest repeating time-interval trigger (SPEC NT-1). Default 60 s.
+    public var minimumNotificationRepeatInterval: Double = 60
+    /// A notification delivered more than this after its due time (the daemon was down) is marked late. Default 1 s.
+    public var notificationLateAfter: Double = 1
     /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
     /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
     public var utcOffsetSeconds: Int?
@@ -87,6 +97,8 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case maximumEarliestBeginPast, utcOffsetSeconds
         case keepAliveMinimumTimeout, keepAliveHandlerTime, keepAliveTolerance, voipSocketEventTime
         case significantChangeDistance, accessoryEventTime, maximumAccessoriesPerApp
+        case maximumPendingNotificationsPerApp, maximumDeliveredNotificationsPerApp, maximumNotificationContentBytes
+        case minimumNotificationRepeatInterval, notificationLateAfter
     }
 
     public init(from decoder: any Decoder) throws {
@@ -128,6 +140,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         // Metres, not seconds, but the same rule: a finite number, not negative.
         significantChangeDistance = try value(.significantChangeDistance, defaults.significantChangeDistance)
         accessoryEventTime = try value(.accessoryEventTime, defaults.accessoryEventTime)
+        minimumNotificationRepeatInterval = try value(
+            .minimumNotificationRepeatInterval, defaults.minimumNotificationRepeatInterval)
+        notificationLateAfter = try value(.notificationLateAfter, defaults.notificationLateAfter)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {
@@ -139,6 +154,12 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         maxProcessingRequests = try integer(.maxProcessingRequests, defaults.maxProcessingRequests, in: 0...10_000)
         minimumBatteryLevel = try integer(.minimumBatteryLevel, defaults.minimumBatteryLevel, in: 0...100)
         maximumAccessoriesPerApp = try integer(.maximumAccessoriesPerApp, defaults.maximumAccessoriesPerApp, in: 0...256)
+        maximumPendingNotificationsPerApp = try integer(
+            .maximumPendingNotificationsPerApp, defaults.maximumPendingNotificationsPerApp, in: 1...100_000)
+        maximumDeliveredNotificationsPerApp = try integer(
+            .maximumDeliveredNotificationsPerApp, defaults.maximumDeliveredNotificationsPerApp, in: 1...10_000)
+        maximumNotificationContentBytes = try integer(
+            .maximumNotificationContentBytes, defaults.maximumNotificationContentBytes, in: 256...1_048_576)
         if container.contains(.utcOffsetSeconds) {
             utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
         }

@@ -31,6 +31,8 @@ public enum CoreAction: Hashable, Sendable {
     case watchAccessory(AppID, name: String, path: String)
     /// Stop watching the app's accessory `name`.
     case unwatchAccessory(AppID, name: String)
+    /// Persist or show local notifications (SPEC NT-1, NT-2).
+    case notification(NotificationAction)
 }
 
 /// How to launch an app.

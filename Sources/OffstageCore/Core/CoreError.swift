@@ -20,6 +20,8 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The audio is held by the foreground app or an interruption (SPEC MODE-1), as
         /// `AVAudioSession.ErrorCode.cannotInterruptOthers`.
         case cannotInterruptOthers = "CannotInterruptOthers"
+        /// No such pending or delivered notification (SPEC NT-1).
+        case noSuchNotification = "NoSuchNotification"
     }
 
     /// The code.

@@ -9,6 +9,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case schedule, taskRun, taskDone, wakeup
         /// A background mode began or stopped keeping an app running, or told it something (SPEC §7).
         case mode
+        /// A local notification scheduled, delivered, answered or moved (SPEC NT-1, NT-2).
+        case notification
     }
 
     /// When it happened.

@@ -65,7 +65,7 @@ extension OffstageCore {
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
         case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent, .locations,
-            .locationError:
+            .locationError, .notificationWillPresent, .notificationResponse:
             now + configuration.callback
         case .keepAlive: now + configuration.keepAliveHandler
         case .voipSocket: now + configuration.voipSocketEvent
@@ -125,6 +125,10 @@ extension OffstageCore {
             process.launchDeadline = nil
         }
         apps[id]?.process = process
+        if case .notificationWillPresent(let record) = inFlight.kind {
+            // Returned without choosing: as on a phone, a notification for the app in front is not shown.
+            perform(notifications.appAnswered(record.key, presentToUser: false, limits: notificationLimits))
+        }
         log(now, id, .callbackDone, inFlight.kind.description)
         touched.insert(id)
         return finish(now)
@@ -231,7 +235,7 @@ extension OffstageCore {
         case .willTerminate: configuration.willTerminate
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent, .locations,
-            .locationError:
+            .locationError, .notificationWillPresent, .notificationResponse:
             configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent

@@ -5,6 +5,7 @@ extension OffstageCore {
     /// has a deadline (kept in ``processDeadlines``), not at every installed app: the shell asks after every input.
     public var nextDeadline: Instant? {
         var earliest: Instant? = schedulerDeadline
+        if let due = notifications.nextDue, earliest == nil || due < earliest! { earliest = due }
         for candidate in processDeadlines.values where earliest == nil || candidate < earliest! {
             earliest = candidate
         }
@@ -54,6 +55,7 @@ extension OffstageCore {
     /// Does everything due at or before `now`.
     public mutating func advance(to now: Instant) -> [CoreAction] {
         for (id, deadline) in processDeadlines where deadline <= now { touched.insert(id) }
+        fireNotifications(now)
         return finish(now)
     }
 }

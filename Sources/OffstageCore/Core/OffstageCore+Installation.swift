@@ -60,10 +60,7 @@ extension OffstageCore {
             }
             terminate(id, .uninstalled, .graceful, now)
         } else {
-            apps[id] = nil
-            perform(modes.forget(id), now)
-            emit(.forget(id, bundlePath: entry.app.bundlePath))
-            log(now, id, .uninstall, "uninstalled")
+            forgetUninstalled(id, entry, "uninstalled", now)
         }
         return finish(now)
     }
@@ -78,14 +75,27 @@ extension OffstageCore {
             if entry.process != nil {
                 terminate(id, .uninstalled, .immediate, now)
             } else {
-                apps[id] = nil
-                perform(modes.forget(id), now)
-                emit(.forget(id, bundlePath: entry.app.bundlePath))
-                log(now, id, .uninstall, "uninstalled (finished after a daemon restart)")
+                forgetUninstalled(id, entry, "uninstalled (finished after a daemon restart)", now)
             }
+        }
+        // What the app in front had not answered when the daemon stopped goes to the user; what was delivered is
+        // shown on the desktop if it was not yet (the shell shows each delivery once); what fell due while the
+        // daemon was down fires now, marked late (SPEC NT-2).
+        perform(notifications.handToUser(nil, limits: notificationLimits))
+        for app in notifications.delivered.keys.sorted() {
+            for record in notifications.delivered[app] ?? [] { emit(.notification(.show(record))) }
         }
         schedulerDirty = true
         return advance(to: now)
+    }
+
+    /// Forgets an app whose process is gone: its modes, its notifications, its files (SPEC MAN-3).
+    mutating func forgetUninstalled(_ id: AppID, _ entry: AppEntry, _ message: String, _ now: Instant) {
+        apps[id] = nil
+        perform(modes.forget(id), now)
+        perform(notifications.forget(id))
+        emit(.forget(id, bundlePath: entry.app.bundlePath))
+        log(now, id, .uninstall, message)
     }
 
     /// Changes device-wide settings.
@@ -100,6 +110,11 @@ extension OffstageCore {
             log(now, nil, .settings, "\(name) \(value ? "on" : "off")")
         }
         post(.settingsChange, now)
+        if old.timeZone != settings.timeZone {
+            log(now, nil, .settings, "time zone \(settings.timeZone)")
+            notificationTimeZoneChanged(to: settings.timeZone, now)
+            post(.timeZoneChange, now)
+        }
         if old.multitaskingSupported != settings.multitaskingSupported {
             log(now, nil, .settings, "multitasking \(settings.multitaskingSupported ? "supported" : "not supported")")
         }

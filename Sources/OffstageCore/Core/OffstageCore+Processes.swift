@@ -9,6 +9,8 @@ extension OffstageCore {
             ledger: BackgroundTaskLedger(expirationWarning: configuration.warning))
         process.launchDeadline = now + configuration.launch
         process.queue = foreground ? [.didFinishLaunching(reason), .didBecomeActive] : [.didFinishLaunching(reason)]
+        // The user's answers to its notifications follow the launch (SPEC NT-2).
+        process.queue += notifications.takeResponses(id).map { .notificationResponse($0) }
         if !foreground { process.ledger.enterBackground(at: now, budget: configuration.budget) }
         apps[id]?.process = process
         modes.voip.relaunchDone(id)
@@ -67,6 +69,8 @@ extension OffstageCore {
         entry.process = nil
         apps[id] = entry
         perform(modes.processEnded(id, relaunch: voipRelaunch(entry, status, now)), now)
+        // Notifications it was given in front and never answered go to the user instead of being lost.
+        perform(notifications.handToUser(id, limits: notificationLimits))
         let record = entry.durable.lastTermination!
         log(now, id, .exit, record.summary, state: .notRunning)
         if device.foregroundApp == id && !entry.pendingOpen {
@@ -75,11 +79,8 @@ extension OffstageCore {
         }
         if device.interruption?.covering == id { device.interruption?.covering = nil }
         if entry.uninstalling {
-            apps[id] = nil
             scheduleAgain(id)
-            perform(modes.forget(id), now)
-            emit(.forget(id, bundlePath: entry.app.bundlePath))
-            log(now, id, .uninstall, "uninstalled")
+            forgetUninstalled(id, entry, "uninstalled", now)
             return
         }
         emit(.saveApp(id))
@@ -87,6 +88,7 @@ extension OffstageCore {
         if entry.pendingOpen {
             apps[id]?.pendingOpen = false
             if device.foregroundApp == id { launch(id, .user, now) }
+            deliverHeldResponses(id)
         }
     }
 

@@ -11,11 +11,7 @@ extension OffstageCore {
     /// The user opens an app: the app in front leaves, this one comes to the foreground.
     public mutating func open(_ id: AppID, at now: Instant) throws(CoreError) -> [CoreAction] {
         let entry = try entry(id)
-        guard !entry.uninstalling else {
-            throw CoreError(
-                .appNotInstalled, "'\(id)' is being uninstalled and cannot be opened",
-                fix: "install it again once `offstage apps` no longer lists it")
-        }
+        try checkOpenable(id, entry)
         guard !device.locked else {
             throw CoreError(.deviceLocked, "the device is locked; '\(id)' cannot be opened", fix: "run `offstage unlock` first")
         }
@@ -157,7 +153,7 @@ extension OffstageCore {
     }
 
     /// Brings an app to the foreground, launching or thawing it as needed.
-    mutating func bringToForeground(_ id: AppID, _ now: Instant) {
+    mutating func bringToForeground(_ id: AppID, _ now: Instant, reason: LaunchReason = .user) {
         guard let entry = apps[id] else { return }
         device.foregroundApp = id
         emit(.saveDevice)
@@ -178,7 +174,7 @@ extension OffstageCore {
         emit(.saveApp(id))
         scheduleAgain(id)
         guard let process = entry.process else {
-            launch(id, .user, now)
+            launch(id, reason, now)
             return
         }
         if process.termination != nil {

@@ -45,6 +45,8 @@ public struct OffstageCore: Sendable {
     public internal(set) var shuttingDown = false
     /// The long-running background modes, one component each (SPEC §7).
     public internal(set) var modes = BackgroundModes()
+    /// Local notifications: pending, delivered, badges, categories (SPEC NT-1, NT-2).
+    public internal(set) var notifications = NotificationSchedule()
 
     /// Creates a core.
     /// - Parameters:
@@ -60,6 +62,7 @@ public struct OffstageCore: Sendable {
         self.device = device
         self.nextNumber = max(1, numberSeed)
         self.policy = policy
+        notifications.restoreTimeZone(device.settings.timeZone)
     }
 
     // MARK: Queries

@@ -8,6 +8,8 @@ public struct DeviceSettings: Hashable, Sendable, Codable {
     public var lowPowerMode: Bool = false
     /// Data saver: apps not exempt use no background data on metered networks (SPEC SET-1, SET-2).
     public var dataSaver: Bool = false
+    /// The device's time zone, an IANA name: calendar notification triggers that name no zone follow it (SPEC NT-1).
+    public var timeZone: String = "UTC"
 
     /// The defaults.
     public init() {}
@@ -19,6 +21,7 @@ public struct DeviceSettings: Hashable, Sendable, Codable {
         backgroundRefresh = try container.decodeIfPresent(Bool.self, forKey: .backgroundRefresh) ?? true
         lowPowerMode = try container.decodeIfPresent(Bool.self, forKey: .lowPowerMode) ?? false
         dataSaver = try container.decodeIfPresent(Bool.self, forKey: .dataSaver) ?? false
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone) ?? "UTC"
     }
 }
 

@@ -37,7 +37,11 @@ public enum LaunchReason: String, Hashable, Sendable, Codable, CaseIterable {
     case accessory
     /// The daemon started (VoIP apps are launched at boot).
     case boot
+    /// The user tapped one of its notifications (SPEC NT-2).
+    case notification
+    /// The user chose an action of one of its notifications that the app handles in the background.
+    case notificationAction = "notification-action"
 
     /// Whether a launch for this reason puts the app in the foreground.
-    public var isForeground: Bool { self == .user }
+    public var isForeground: Bool { self == .user || self == .notification }
 }

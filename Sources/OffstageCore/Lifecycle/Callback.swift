@@ -55,6 +55,11 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case locationError(String)
     /// An accessory the app registered connected, disconnected or sent data (SPEC MODE-4), with its name.
     case accessory(name: String, event: AccessoryEvent)
+    /// A notification fired while the app is active (`userNotificationCenter(_:willPresent:)`, SPEC NT-2): the app
+    /// answers whether the user should see it too.
+    case notificationWillPresent(DeliveredNotification)
+    /// The user tapped a notification or chose one of its actions (`userNotificationCenter(_:didReceive:)`).
+    case notificationResponse(NotificationResponse)
 
     /// The callback's wire name.
     public var name: String {
@@ -76,6 +81,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .locations: "locations"
         case .locationError: "locationError"
         case .accessory: "accessory"
+        case .notificationWillPresent: "notificationWillPresent"
+        case .notificationResponse: "notificationResponse"
         }
     }
 

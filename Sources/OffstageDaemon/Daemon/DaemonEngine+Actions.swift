@@ -70,6 +70,9 @@ extension DaemonEngine {
             handOffs?.close(token)
         case .watchAccessory(let id, let name, let path):
             watchAccessory(id, name: name, path: path)
+        case .notification:
+            // NOT YET BUILT: the notification store and desktop sink carry these out.
+            break
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

@@ -218,7 +218,7 @@ public final class DaemonMetrics: Sendable {
 enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
     case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
-    case voipSocket, systemEvent, locations, locationError, accessory
+    case voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent, notificationResponse
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -240,6 +240,8 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .locations: self = .locations
         case .locationError: self = .locationError
         case .accessory: self = .accessory
+        case .notificationWillPresent: self = .notificationWillPresent
+        case .notificationResponse: self = .notificationResponse
         }
     }
 

@@ -18,13 +18,16 @@ extension AppInterface {
         public var systemEvent: String?
         public var accessory: String?
         public var accessoryEvent: String?
+        public var notification: NotificationsInterface.DeliveredMessage?
+        public var actionIdentifier: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
             run: UInt64? = nil, taskIdentifier: String? = nil, taskKind: String? = nil,
             audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
             locationError: String? = nil, systemEvent: String? = nil, accessory: String? = nil,
-            accessoryEvent: String? = nil
+            accessoryEvent: String? = nil, notification: NotificationsInterface.DeliveredMessage? = nil,
+            actionIdentifier: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -41,6 +44,8 @@ extension AppInterface {
             self.systemEvent = systemEvent
             self.accessory = accessory
             self.accessoryEvent = accessoryEvent
+            self.notification = notification
+            self.actionIdentifier = actionIdentifier
         }
 
         /// The wire form of a core callback.
@@ -56,6 +61,8 @@ extension AppInterface {
             var locationError: String?
             var systemEvent: String?
             var accessory: (name: String, event: String)?
+            var notification: NotificationsInterface.DeliveredMessage?
+            var actionIdentifier: String?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -67,6 +74,9 @@ extension AppInterface {
             case .locationError(let message): locationError = message
             case .systemEvent(let event): systemEvent = event.rawValue
             case .accessory(let name, let event): accessory = (name, event.rawValue)
+            case .notificationWillPresent(let record): notification = .init(record)
+            case .notificationResponse(let response):
+                (notification, actionIdentifier) = (.init(response.notification), response.actionIdentifier)
             default: break
             }
             self.init(
@@ -74,7 +84,7 @@ extension AppInterface {
                 deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
                 audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
                 locationError: locationError, systemEvent: systemEvent, accessory: accessory?.name,
-                accessoryEvent: accessory?.event)
+                accessoryEvent: accessory?.event, notification: notification, actionIdentifier: actionIdentifier)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 // The messages of every lifecycle step and every background-task call, written and read by hand (see
 // `VarlinkDirectEncodable` and `VarlinkDirectDecodable`). Each writes the members its synthesized `Codable`
 // conformance writes (no key where that leaves an optional out) and reads what that conformance reads;
@@ -146,6 +147,17 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"accessoryEvent\":")
             json.string(accessoryEvent)
         }
+        if let notification {
+            // A notification is rare next to lifecycle callbacks, and nested: Foundation writes it.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            json.raw(",\"notification\":")
+            json.json(try encoder.encode(notification))
+        }
+        if let actionIdentifier {
+            json.raw(",\"actionIdentifier\":")
+            json.string(actionIdentifier)
+        }
         json.raw("}")
     }
 
@@ -153,7 +165,7 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
         // Task id lists (expiration handlers), interruptions and locations (nested objects, at most about once a
         // second) are rare next to lifecycle callbacks: Foundation reads them.
         guard !object.has("taskIds"), !object.has("audioInterruption"), !object.has("locations"),
-            !object.has("locationError")
+            !object.has("locationError"), !object.has("notification")
         else { throw VarlinkDirectObject.Unusable() }
         self.init(
             id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),

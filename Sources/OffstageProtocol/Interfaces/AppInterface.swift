@@ -23,7 +23,8 @@ public enum AppInterface {
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
-          # voipSocket, systemEvent, locations, locationError or accessory
+          # voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent or
+          # notificationResponse
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
@@ -47,8 +48,23 @@ public enum AppInterface {
           locationError: ?string,
           # accessory: the app's name for the accessory, and connected, disconnected or data (SPEC MODE-4)
           accessory: ?string,
-          accessoryEvent: ?string
+          accessoryEvent: ?string,
+          # notificationWillPresent, notificationResponse: the notification (SPEC NT-2)
+          notification: ?Notification,
+          # notificationResponse: default (a tap), dismiss, or the identifier of one of its category's actions
+          actionIdentifier: ?string
         )
+
+        # A local notification that fired (SPEC NT-2); see io.offstage.Notifications.
+        type Notification (
+          request: Request,
+          due: float,
+          deliveredAt: float,
+          late: bool,
+          route: string
+        )
+
+        \(NotificationsInterface.requestTypes)
 
         # A position (SPEC MODE-3).
         type Location (

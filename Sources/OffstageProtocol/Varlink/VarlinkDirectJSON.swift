@@ -40,6 +40,11 @@ public struct VarlinkDirectJSON: Sendable {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends a JSON value already written as text (by Foundation's encoder, for a rare nested member).
+    public mutating func json(_ encoded: some Sequence<UInt8>) {
+        bytes.append(contentsOf: encoded)
+    }
+
     /// Appends a JSON string: quotes and backslashes escaped, control characters as `\u00XX`.
     public mutating func string(_ value: String) {
         VarlinkCodec.appendQuoted(value, to: &bytes)

@@ -52,6 +52,9 @@ public struct AppBehavior: Sendable {
     public var tasks: TaskBehavior = .init()
     /// When an audio interruption ends with "should resume", the app plays again (what a music player does).
     public var resumesAudioAfterInterruption: Bool = true
+    /// Its will-present handler asks for notifications to be shown to the user too (`[.banner, .list]`), instead of
+    /// handling them itself (SPEC NT-2).
+    public var presentsNotificationsInForeground: Bool = false
 
     /// An app that does nothing special.
     public init() {}

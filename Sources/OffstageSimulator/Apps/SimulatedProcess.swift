@@ -81,6 +81,8 @@ extension Simulation {
                 perform(core.accessoryPresence(id, name: name, connected: pluggedAccessories.contains(path), at: now))
             case .unwatchAccessory(let id, let name):
                 accessoryWatches[AccessoryWatch(app: id, name: name)] = nil
+            case .notification(let action):
+                perform(action)
             }
         }
     }
@@ -126,6 +128,8 @@ extension Simulation {
         case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
         case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
+        case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)
+        case .notificationResponse(let response): notificationResponses[id, default: []].append(response)
         case .locations(let fixes): deliveredLocations[id, default: []] += fixes
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,

@@ -34,6 +34,12 @@ public struct Simulation: Sendable {
     var accessorySessions: [UInt64: AccessoryWatch] = [:]
     /// The locations each app's code was given, in order (SPEC MODE-3).
     public internal(set) var deliveredLocations: [AppID: [LocationFix]] = [:]
+    /// The notifications shown to the user, in order, each once (SPEC NT-2), as the daemon's desktop sink shows them.
+    public internal(set) var shownNotifications: [DeliveredNotification] = []
+    /// The notifications each app's will-present handler was given (SPEC NT-2).
+    public internal(set) var willPresentNotifications: [AppID: [DeliveredNotification]] = [:]
+    /// The responses each app's did-receive-response handler was given.
+    public internal(set) var notificationResponses: [AppID: [NotificationResponse]] = [:]
 
     /// Creates a simulation.
     /// - Parameters:

@@ -404,7 +404,7 @@ enum CoreInvariants {
             }
         case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory:
             break
-        case .log, .saveApp, .saveDevice:
+        case .log, .saveApp, .saveDevice, .notification:
             break
         }
         return found

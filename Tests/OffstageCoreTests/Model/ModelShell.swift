@@ -389,7 +389,7 @@ struct ModelShell {
             case .forget(let id, _):
                 // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9).
                 crashes[id] = nil
-            case .log, .saveApp, .saveDevice:
+            case .log, .saveApp, .saveDevice, .notification:
                 break
             }
         }
@@ -591,6 +591,7 @@ struct ModelShell {
             default: return
             }
         case .saveApp, .saveDevice: return
+        case .notification(let action): key = "notification.\(action.kindName)"
         }
         coverage[key, default: 0] += 1
     }
@@ -610,6 +611,7 @@ struct ModelShell {
         case .unwatchAccessory(let id, let name): "→ unwatch accessory \(name) of \(id)"
         case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
         case .saveApp, .saveDevice: nil
+        case .notification(let action): "→ notification \(action.kindName)"
         }
     }
 }

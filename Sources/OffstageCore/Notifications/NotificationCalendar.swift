@@ -1,0 +1,56 @@
+import Foundation
+
+/// Calendar arithmetic for notification triggers: Foundation's Gregorian calendar and the IANA time zone database,
+/// which know every zone's daylight-saving rules. Pure: the same inputs give the same instant (SPEC NT-1).
+///
+/// Across a daylight-saving change a local time may not exist (02:30 on the night clocks go forward) or exist twice
+/// (02:30 on the night they go back). The first fires at the next time that exists (03:00), the second fires once, at
+/// its first occurrence, as a phone's alarm does.
+enum NotificationCalendar {
+    /// The zone of that IANA name, or nil if there is none.
+    static func zone(named name: String) -> TimeZone? {
+        guard !name.isEmpty, name.utf8.count <= 64 else { return nil }
+        return TimeZone(identifier: name)
+    }
+
+    /// The first instant strictly after `after` that matches, in the match's zone or else `deviceZone`; nil if none
+    /// will (a year that has passed, February 30).
+    static func next(after: Instant, matching match: DateMatch, deviceZone: String) -> Instant? {
+        guard let zone = zone(named: match.timeZone ?? deviceZone) ?? TimeZone(identifier: "UTC") else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        var components = DateComponents()
+        components.year = match.year
+        components.month = match.month
+        components.day = match.day
+        components.hour = match.hour
+        components.minute = match.minute
+        // Unset smaller units match their start, as an alarm "at 07:00" means 07:00:00.
+        components.second = match.second ?? (match.minute != nil || match.hour != nil ? 0 : nil)
+        components.weekday = match.weekday
+        if components.minute == nil, components.hour != nil { components.minute = 0 }
+        if let year = match.year, year < calendar.component(.year, from: date(after)) { return nil }
+        var from = date(after)
+        // A repeated local time (clocks going back) must not fire twice: skip a match at the same wall-clock time as
+        // the instant it follows.
+        for _ in 0..<2 {
+            guard
+                let found = calendar.nextDate(
+                    after: from, matching: components, matchingPolicy: .nextTime, repeatedTimePolicy: .first,
+                    direction: .forward)
+            else { return nil }
+            let wall: Set<Calendar.Component> = [.year, .month, .day, .hour, .minute, .second]
+            if calendar.dateComponents(wall, from: found) == calendar.dateComponents(wall, from: date(after)) {
+                from = found
+                continue
+            }
+            if let year = match.year, calendar.component(.year, from: found) != year { return nil }
+            return Instant(secondsSinceEpoch: found.timeIntervalSince1970.rounded())
+        }
+        return nil
+    }
+
+    private static func date(_ instant: Instant) -> Date {
+        Date(timeIntervalSince1970: instant.secondsSinceEpoch)
+    }
+}

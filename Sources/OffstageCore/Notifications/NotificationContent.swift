@@ -1,0 +1,63 @@
+/// What a local notification shows (SPEC NT-1): `UNNotificationContent`'s fields.
+public struct NotificationContent: Hashable, Sendable, Codable {
+    /// The title, shown first.
+    public var title: String
+    /// A line under the title.
+    public var subtitle: String
+    /// The message.
+    public var body: String
+    /// The name of a sound file in the app's bundle, `default` for the system's sound, nil for none.
+    public var sound: String?
+    /// The number to show on the app's icon once delivered; 0 removes it, nil leaves it as it is.
+    public var badge: Int?
+    /// The app's own data, a JSON object in text (kept as the app gave it, handed back on delivery and on a tap).
+    public var userInfo: String
+    /// Groups notifications into threads.
+    public var threadIdentifier: String
+    /// The category whose actions the notification offers.
+    public var categoryIdentifier: String
+
+    /// Creates content; every field but the body may be left out.
+    public init(
+        title: String = "", subtitle: String = "", body: String = "", sound: String? = nil, badge: Int? = nil,
+        userInfo: String = "{}", threadIdentifier: String = "", categoryIdentifier: String = ""
+    ) {
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+        self.sound = sound
+        self.badge = badge
+        self.userInfo = userInfo
+        self.threadIdentifier = threadIdentifier
+        self.categoryIdentifier = categoryIdentifier
+    }
+
+    /// Bytes of text the content holds, measured against the content limit (as APNs measures its payload).
+    public var size: Int {
+        [title, subtitle, body, sound ?? "", userInfo, threadIdentifier, categoryIdentifier].reduce(0) { $0 + $1.utf8.count }
+    }
+
+    /// The content, or what is wrong with it: nothing to show, too large, or a badge below zero.
+    func validated(maximumBytes: Int) throws(CoreError) -> NotificationContent {
+        if title.isEmpty, subtitle.isEmpty, body.isEmpty, sound == nil, badge == nil {
+            throw CoreError(
+                .invalidArgument, "the notification has no title, body, sound or badge",
+                fix: "give it at least a title or a body")
+        }
+        if size > maximumBytes {
+            throw CoreError(
+                .invalidArgument, "the notification's content is \(size) bytes, more than the \(maximumBytes) allowed",
+                fix: "shorten the text or the user info, or keep the data in the app and put only a key in user info")
+        }
+        if let badge, badge < 0 {
+            throw CoreError(.invalidArgument, "badge \(badge) is negative", fix: "use 0 to remove the badge, or a positive number")
+        }
+        let trimmed = userInfo.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
+        guard trimmed.first == "{", userInfo.last(where: { !" \n\t\r".contains($0) }) == "}" else {
+            throw CoreError(
+                .invalidArgument, "the user info \(QuotedText.quote(String(userInfo.prefix(40)))) is not a JSON object",
+                fix: "pass a dictionary (a JSON object)")
+        }
+        return self
+    }
+}
