@@ -114,6 +114,8 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The test notification server, run with python3 from its place in the source tree (found by #filePath).
+            exclude: ["Desktop/notification_server.py"],
             swiftSettings: strict
         ),
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.

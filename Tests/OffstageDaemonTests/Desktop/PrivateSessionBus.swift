@@ -1,0 +1,172 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestProcesses
+import Testing
+
+@testable import OffstageDaemon
+
+/// A private session bus in a temporary folder, and on demand the test notification server on it (SPEC NT-2): the
+/// real `dbus-daemon` and an independent D-Bus implementation (Python's dbus-fast), started and ended by pid.
+///
+/// The bus reads a configuration of its own with no service directories, so no notification daemon installed on the
+/// machine can be activated behind the test's back.
+final class PrivateSessionBus {
+    static let dbusDaemon = "/usr/bin/dbus-daemon"
+    /// `notification_server.py`, beside this file.
+    static let serverScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("notification_server.py").path
+
+    let folder: String
+    /// DBUS_SESSION_BUS_ADDRESS of the private bus.
+    let address: String
+    private let bus: SpawnedProcess
+    private var server: SpawnedProcess?
+
+    /// The name the bus also listens on in the abstract socket namespace.
+    var abstractName: String { folder + "/abstract" }
+    var recordPath: String { folder + "/notify.jsonl" }
+    var commandPath: String { folder + "/commands" }
+
+    /// Starts a bus; cancels the test when dbus-daemon is missing (scripts/ensure-packages installs it).
+    static func start() throws -> PrivateSessionBus {
+        guard FileManager.default.isExecutableFile(atPath: dbusDaemon) else {
+            try Test.cancel("dbus-daemon is not installed (Debian package dbus); skipped")
+        }
+        return try PrivateSessionBus()
+    }
+
+    private init() throws {
+        var template = Array("/tmp/offstage-dbus-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        let folder = String(cString: made)
+        self.folder = folder
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(folder)/bus</listen>
+              <listen>unix:abstract=\(folder)/abstract</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        do {
+            try configuration.write(toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
+            bus = try SpawnedProcess(
+                Self.dbusDaemon, ["--config-file=\(folder)/bus.conf", "--nofork", "--print-address=1"],
+                output: folder + "/bus.out")
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw error
+        }
+        let printed = Self.waitFor(timeout: .seconds(20)) { () -> String? in
+            let text = (try? String(contentsOfFile: "\(folder)/bus.out", encoding: .utf8)) ?? ""
+            return text.hasSuffix("\n") ? text.split(separator: "\n").first.map(String.init) : nil
+        }
+        guard let printed, printed.hasPrefix("unix:") else {
+            bus.terminate()
+            let said = (try? String(contentsOfFile: "\(folder)/bus.out", encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(atPath: folder)
+            throw BusError("dbus-daemon printed no address within 20 s: \(said.suffix(500))")
+        }
+        address = printed
+    }
+
+    /// Starts the test notification server and waits until it owns its name.
+    func startServer() throws {
+        guard let python = SpawnedProcess.executable("python3") else {
+            try Test.cancel("python3 is not installed; skipped")
+        }
+        guard mkfifo(commandPath, 0o600) == 0 else { throw BusError("mkfifo failed: errno \(errno)") }
+        let output = folder + "/server.out"
+        let started = try SpawnedProcess(python, [Self.serverScript, address, recordPath, commandPath], output: output)
+        server = started
+        let ready = Self.waitFor(timeout: .seconds(30)) { () -> Bool? in
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            return text.contains("ready\n") || !started.isRunning ? true : nil
+        }
+        guard ready == true, started.isRunning else {
+            let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            if said.contains("No module named 'dbus_fast'") {
+                try Test.cancel("the Python package dbus-fast is not installed (pip install dbus-fast); skipped")
+            }
+            throw BusError("the notification server did not start: \(said.suffix(800))")
+        }
+    }
+
+    /// Tells the server to emit a signal ("invoke ID KEY" or "close ID REASON").
+    func command(_ line: String) throws {
+        // Non-blocking: a server that died must fail the test, not hang it. ENXIO while it reopens the FIFO.
+        let fd = Self.waitFor(timeout: .seconds(10)) { () -> Int32? in
+            let fd = open(commandPath, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            return fd >= 0 ? fd : nil
+        }
+        guard let fd else { throw BusError("the notification server does not read its commands") }
+        defer { close(fd) }
+        let bytes = Array((line + "\n").utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw BusError("writing the command failed") }
+    }
+
+    /// The Notify calls the server has recorded, as JSON objects.
+    func records() -> [[String: Any]] {
+        let text = (try? String(contentsOfFile: recordPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Ends the bus (the server, if it still runs, loses its bus and exits; it is ended by pid too).
+    func stopBus() {
+        bus.terminate()
+    }
+
+    /// Ends exactly the processes this bus started, by pid, and removes the folder.
+    func stop() {
+        server?.terminate()
+        bus.terminate()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Polls `condition` until it gives a value or `timeout` passes: the waits end on a condition, not a guess.
+    static func waitFor<Value>(timeout: Duration, _ condition: () -> Value?) -> Value? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let value = condition() { return value }
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(10_000)
+        }
+    }
+
+    struct BusError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// The events a `DesktopNotifications` delivered, in order, from its reader thread.
+final class DesktopEventLog: Sendable {
+    private let events = Mutex<[DesktopNotificationEvent]>([])
+
+    /// The handler to give `DesktopNotifications`.
+    var handler: @Sendable (DesktopNotificationEvent) -> Void {
+        { [self] event in events.withLock { $0.append(event) } }
+    }
+
+    var all: [DesktopNotificationEvent] { events.withLock { $0 } }
+
+    /// Waits up to `timeout` until `event` has come; whether it did.
+    func waitFor(_ event: DesktopNotificationEvent, timeout: Duration = .seconds(20)) -> Bool {
+        PrivateSessionBus.waitFor(timeout: timeout) { all.contains(event) ? true : nil } ?? false
+    }
+
+    /// Waits up to `timeout` for the first event `match` accepts; returns it.
+    func first<Value>(timeout: Duration = .seconds(20), _ match: (DesktopNotificationEvent) -> Value?) -> Value? {
+        PrivateSessionBus.waitFor(timeout: timeout) { all.lazy.compactMap(match).first }
+    }
+}
