@@ -69,6 +69,10 @@ struct DaemonMetricsTests {
         #expect(factory.counters.allSatisfy { $0.label.hasSuffix("_total") })
     }
 
+    static let delivered = DeliveredNotification(
+        app: "com.example.alarm", request: NotificationRequest(identifier: "alarm", content: NotificationContent(title: "Alarm"), trigger: .timeInterval(seconds: 60, repeats: false)),
+        due: .epoch, deliveredAt: .epoch, late: false, route: .user)
+
     @Test("§11 observability: each callback kind has its own label, the kind's wire name")
     func callbackLabels() {
         let kinds: [CallbackKind] = [
@@ -78,6 +82,7 @@ struct DaemonMetricsTests {
             .audioInterruption(AudioInterruption(began: true, reason: "a call")), .keepAlive, .voipSocket(closed: false),
             .systemEvent(.networkChange),
             .locations([]), .locationError("gone"), .accessory(name: "scanner", event: .data),
+            .notificationWillPresent(Self.delivered), .notificationResponse(NotificationResponse(notification: Self.delivered, actionIdentifier: "default")),
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)
