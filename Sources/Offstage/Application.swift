@@ -183,6 +183,10 @@ public final class Application {
         case "accessory":
             // Answered below, once the delegate's method returned: the daemon's watchdog waits for that answer.
             AccessoryManager.shared.handle(callback)
+        case "notificationWillPresent", "notificationResponse":
+            // The delegate's methods are async: the center answers the callback once they have returned.
+            UserNotificationCenter.current().handle(callback)
+            return
         case "audioInterruption":
             if let event = callback.audioInterruption {
                 AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)

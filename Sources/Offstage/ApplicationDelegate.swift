@@ -88,7 +88,13 @@ public enum LaunchReason: String, Sendable, Hashable, CaseIterable {
     case accessory
     /// The system started.
     case boot
+    /// The user tapped one of the app's notifications (or chose an action that opens the app): the launch is to the
+    /// foreground, and the response reaches the ``UserNotificationCenterDelegate`` right after did-finish-launching.
+    case notification
+    /// The user chose an action of one of the app's notifications that the app handles in the background; the
+    /// response reaches the ``UserNotificationCenterDelegate`` right after did-finish-launching.
+    case notificationAction = "notification-action"
 
     /// Whether a launch for this reason happens in the background.
-    public var isBackground: Bool { self != .user }
+    public var isBackground: Bool { self != .user && self != .notification }
 }

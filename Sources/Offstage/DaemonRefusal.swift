@@ -35,4 +35,11 @@ struct DaemonRefusal {
         default: otherwise
         }
     }
+
+    /// The code of an error type for this refusal when the daemon named an error of `interface`: `codes` by the
+    /// error's short name (`InvalidArgument`), `otherwise` for the rest (no daemon, an error of another interface).
+    func code<Code>(in interface: String, _ codes: [String: Code], otherwise: Code) -> Code {
+        guard let name, name.hasPrefix(interface + ".") else { return otherwise }
+        return codes[String(name.dropFirst(interface.count + 1))] ?? otherwise
+    }
 }

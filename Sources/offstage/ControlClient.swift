@@ -56,7 +56,7 @@ struct ControlClient {
             code = switch error.name.split(separator: ".").last ?? "" {
             case "AppNotInstalled": 3
             case "InvalidBundle": 4
-            case "NoSuchTask": 5
+            case "NoSuchTask", "NoSuchNotification": 5
             case "NotPermitted": 6
             default: 1
             }

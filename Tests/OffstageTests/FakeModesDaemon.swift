@@ -4,7 +4,8 @@ import Glibc
 import Synchronization
 
 /// A stand-in for the daemon's main socket and its hand-off socket (`<main>.handoff`), enough for the SDK's accessory
-/// calls: it records every call (and the descriptor a hand-off carried) and answers each with what `answer` gives.
+/// and notification calls: it records every call (and the descriptor a hand-off carried) and answers each but oneway
+/// calls with what `answer` gives.
 final class FakeModesDaemon: Sendable {
     /// One call the stand-in read.
     struct Call: Sendable {
@@ -108,6 +109,8 @@ final class FakeModesDaemon: Sendable {
                     .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
                 recorded.withLock { $0.append(Call(method: method, parameters: text, fd: handOff ? fd : -1)) }
                 fd = -1
+                // A oneway call (`CallbackDone`) gets no reply: one would be read as the answer to the next call.
+                if call["oneway"] as? Bool == true { continue }
                 let reply = Array(answer(method, parameters).utf8) + [0]
                 _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
