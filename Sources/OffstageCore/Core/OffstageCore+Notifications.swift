@@ -123,9 +123,18 @@ extension OffstageCore {
             if let current = device.foregroundApp, current != id { sendToBackground(current, now) }
             bringToForeground(id, now, reason: .notification)
         } else if let process = entry.process, process.termination == nil {
-            if process.frozen { wakeInBackground(id, now) }
+            // Woken only if it may run in the background at all (SPEC SET-2); else it hears it when it next runs.
+            if process.frozen, entry.app.settings.backgroundActivity { wakeInBackground(id, now) }
         } else if entry.process == nil {
-            launch(id, .notificationAction, now)
+            // Launched into the background by the rules of every background launch: not after a force-quit (SPEC
+            // LC-6), nor for an app that cannot be in the background (LC-7), in a crash loop (LC-9) or with background
+            // activity off (SET-2). Then the response waits for the app's next launch.
+            if let whyNot = whyNotLaunchedForAccessory(entry, now) {
+                let quoted = QuotedText.quote(action)
+                log(now, id, .notification, "not launched for \(quoted): \(whyNot); it hears it when it next runs")
+            } else {
+                launch(id, .notificationAction, now)
+            }
         }
         deliverHeldResponses(id)
         return finish(now)

@@ -30,10 +30,16 @@ enum NotificationCalendar {
         components.weekday = match.weekday
         if components.minute == nil, components.hour != nil { components.minute = 0 }
         if let year = match.year, year < calendar.component(.year, from: date(after)) { return nil }
+        // A day no month of that kind has (the 30th of February, the 31st of April) never comes.
+        let longestMonths = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        if let month = match.month, let day = match.day, day > longestMonths[month - 1] { return nil }
         var from = date(after)
         // A repeated local time (clocks going back) must not fire twice: skip a match at the same wall-clock time as
-        // the instant it follows.
-        for _ in 0..<2 {
+        // the instant it follows. A date that does not exist (the 31st in a 30-day month, the 29th of February in a
+        // common year) is skipped too: `.nextTime` answers the first moment after it, the 1st of the next month,
+        // which is not a match. Twelve tries are plenty: the next 29th of February is at most eight years away.
+        let dateParts: Set<Calendar.Component> = [.year, .month, .day, .weekday]
+        for _ in 0..<12 {
             guard
                 let found = calendar.nextDate(
                     after: from, matching: components, matchingPolicy: .nextTime, repeatedTimePolicy: .first,
@@ -44,7 +50,14 @@ enum NotificationCalendar {
                 from = found
                 continue
             }
-            if let year = match.year, calendar.component(.year, from: found) != year { return nil }
+            let day = calendar.dateComponents(dateParts, from: found)
+            if let year = match.year, day.year != year { return nil }
+            if match.month.map({ $0 != day.month }) == true || match.day.map({ $0 != day.day }) == true
+                || match.weekday.map({ $0 != day.weekday }) == true
+            {
+                from = found
+                continue
+            }
             return Instant(secondsSinceEpoch: found.timeIntervalSince1970.rounded())
         }
         return nil

@@ -370,9 +370,11 @@ public struct NotificationSchedule: Hashable, Sendable {
     func nextDue(after entry: PendingNotification, firedAt: Instant) -> Instant? {
         switch entry.request.trigger {
         case .timeInterval(let seconds, true):
+            // Counted from when it was added, not from the last due time (rounded up to a whole millisecond), so the
+            // roundings never add up: the k-th time is the first millisecond at or after added + k·interval.
             let step = max(1, Duration.seconds(double: seconds).nanoseconds)
-            let behind = max(0, (firedAt - entry.due).nanoseconds / step)
-            return (entry.due + .nanoseconds((behind + 1) * step)).roundedUpToMillisecond
+            let intervals = max(0, (max(entry.due, firedAt) - entry.addedAt).nanoseconds / step)
+            return (entry.addedAt + .nanoseconds((intervals + 1) * step)).roundedUpToMillisecond
         case .calendar(let match, true):
             return NotificationCalendar.next(after: max(entry.due, firedAt), matching: match, deviceZone: deviceTimeZone)
         default:

@@ -12,6 +12,9 @@ struct GeneratorProfile: Sendable {
     /// How much the accessory commands weigh (SPEC MODE-4), against the lifecycle's mix; with 0 there are none, and
     /// the sequences of a seed are those of before accessories existed.
     var accessories: Double = 0
+    /// How much the notification commands weigh (SPEC NT-1, NT-2); with 0 there are none, and the sequences of a seed
+    /// are those of before notifications existed.
+    var notifications: Double = 0
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
@@ -23,6 +26,13 @@ struct GeneratorProfile: Sendable {
     static let modes = GeneratorProfile(
         variants: [(3, .modes), (3, .accessory), (1, .scheduler), (1, .plain)], multitaskingOff: 0.2, length: 40...160,
         accessories: 3)
+
+    /// Apps adding, removing and answering notifications while the user opens, leaves, locks and taps, time zones
+    /// change and time passes (SPEC NT-1, NT-2); exits-on-suspend and mode apps among them, for the launches a tap
+    /// causes.
+    static let notifications = GeneratorProfile(
+        variants: [(3, .plain), (2, .scheduler), (1, .exitsOnSuspend), (1, .modes)], multitaskingOff: 0.3,
+        length: 40...160, notifications: 3)
 
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
     static let multitaskingOff = GeneratorProfile(
@@ -80,6 +90,8 @@ struct CommandGenerator {
                 switch callback.kind {
                 case .runTask, .performFetch, .taskExpiring: options.append((8, .complete(slot)))
                 case .backgroundTasksExpiring: options.append((8, .endTask(slot)))
+                case .notificationWillPresent where profile.notifications > 0:
+                    options.append((20, .answerWillPresent(slot)))
                 default: break
                 }
             }
@@ -128,6 +140,23 @@ struct CommandGenerator {
                 (weight * 0.5, .simulateAccessory(int(0...(ModelWorld.appCount - 1)))),
             ]
         }
+        if profile.notifications > 0 {
+            // Taps mostly where something was delivered; requests mostly from an app that can make them.
+            let weight = profile.notifications
+            let withDelivered = (0..<ModelWorld.appCount).filter {
+                !(shell.core.notifications.delivered[ModelWorld.app($0)] ?? []).isEmpty
+            }
+            let tapSlot =
+                withDelivered.isEmpty
+                ? int(0...(ModelWorld.appCount - 1)) : withDelivered[int(0...(withDelivered.count - 1))]
+            options += [
+                (weight * (busy ? 3 : 0.3), .notify(appSlot(&rng))),
+                (weight * (busy ? 0.5 : 0.1), .unnotify(appSlot(&rng))),
+                (weight * (busy ? 1.5 : 0.1), .notificationCategories(appSlot(&rng))),
+                (weight * (withDelivered.isEmpty ? 0.1 : 2), .tapNotification(tapSlot)), (weight * 0.3, .timeZone),
+                (weight * 0.3, .notificationsAllowed),
+            ]
+        }
         return make(weighted(options))
     }
 
@@ -156,6 +185,12 @@ struct CommandGenerator {
         case plug(Int, Bool)
         case accessoryData(Int)
         case simulateAccessory(Int)
+        case notify(Int)
+        case unnotify(Int)
+        case notificationCategories(Int)
+        case tapNotification(Int)
+        case answerWillPresent(Int)
+        case timeZone, notificationsAllowed
         case audioInterruption, systemEvent
         case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
         case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask
@@ -198,6 +233,14 @@ struct CommandGenerator {
         case .accessoryData(let slot): return .accessoryData(slot, closed: int(0...4) == 0)
         case .simulateAccessory(let slot):
             return .simulateAccessory(slot, weighted(AccessoryEvent.allCases.map { (1, $0) }))
+        case .notify(let slot): return .notify(slot, index: int(0...4), trigger())
+        case .unnotify(let slot): return .unnotify(slot, index: int(0...3) == 0 ? nil : int(0...4))
+        case .notificationCategories(let slot): return .notificationCategories(slot)
+        case .tapNotification(let slot):
+            return .tapNotification(slot, int(0...3), weighted([(3, .tap), (2, .dismiss), (3, .later), (1, .show)]))
+        case .answerWillPresent(let slot): return .answerWillPresent(slot, present: int(0...1) == 0)
+        case .timeZone: return .timeZone(weighted(ModelWorld.timeZones.map { (1, $0) }))
+        case .notificationsAllowed: return .notificationsAllowed(int(anySlot), int(0...3) != 0)
         case .advance: return .advance(ms: duration())
         case .fireTimer: return .fireTimer
         case .open: return .open(int(anySlot))
@@ -228,6 +271,20 @@ struct CommandGenerator {
             (6, 1_800_000...21_600_000),
         ])
         return int(range)
+    }
+
+    /// A trigger: mostly due within the minutes to hours the time steps cover, sometimes refused (a repeat under 60 s)
+    /// or due at once (a date already past).
+    private mutating func trigger() -> ModelTrigger {
+        switch int(0...9) {
+        case 0...2: .after(ms: int(weighted([(2, 1...5_000), (3, 5_000...600_000), (1, 600_000...7_200_000)])))
+        case 3...4: .every(seconds: weighted([(1, 30), (3, 60), (2, 90), (2, 600), (1, 3_600)]))
+        case 5...7:
+            .daily(
+                hour: int(0...23), minute: int(0...59),
+                zone: weighted([(3, nil), (1, "Europe/Berlin"), (1, "America/New_York")]))
+        default: .at(offsetSeconds: int(-600...7_200))
+        }
     }
 
     private mutating func kind() -> TaskKind { weighted([(2, .appRefresh), (1, .processing), (1, .fetch)]) }

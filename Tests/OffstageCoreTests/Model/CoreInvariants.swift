@@ -52,6 +52,16 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// state keeps them), at their paths, each in a mode its app's manifest declares; an app is launched for an
     /// accessory only if it has such a registration.
     case accessoriesDeclared
+    /// NT-2: each firing of a request (its delivery key: app, identifier, due time) happens at most once, and only of
+    /// the request pending with that due time.
+    case notificationFiredOnce
+    /// NT-2, SCH-10: what the daemon's store would hold, built from the notification actions alone (pending rows,
+    /// delivery records, badges, categories), is the core's notification state after every input: a restart loses
+    /// nothing and brings nothing back.
+    case notificationsStored
+    /// NT-2, §11: no pending notification is overdue, and the core's next deadline is no later than the next due one,
+    /// so the shell's one timer fires each at its time.
+    case notificationDeadline
 
     var description: String {
         switch self {
@@ -70,6 +80,9 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .schedulerViewsCurrent: "§11 the incremental scheduler sees what a full look would"
         case .deadlinesCurrent: "§11 the kept process deadlines are what a full look would find"
         case .accessoriesDeclared: "MODE-4/MODE-6 accessories are watched as registered, only in declared modes"
+        case .notificationFiredOnce: "NT-2 each notification firing happens once, of the pending request"
+        case .notificationsStored: "NT-2 the store built from the actions is the core's notification state"
+        case .notificationDeadline: "NT-2 nothing overdue; the next deadline is no later than the next due notification"
         }
     }
 }
@@ -121,6 +134,12 @@ struct ModelObservation {
     var staleDeadlines: [AppID] = []
     /// The accessories the shell watches, with their paths.
     var accessoryWatches: [AccessoryKey: String] = [:]
+    /// The core's notifications.
+    var notifications = NotificationSchedule()
+    /// What the daemon's store would hold, from the notification actions so far.
+    var notificationStore = NotificationStoreModel()
+    /// The delivery keys fired so far.
+    var firedNotifications: Set<DeliveryKey> = []
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -263,6 +282,27 @@ enum CoreInvariants {
             }
         }
 
+        // NT-2: the store and the core agree; nothing is overdue; the timer is armed for the next one.
+        for difference in seen.notificationStore.differences(from: seen.notifications) {
+            fail(.notificationsStored, difference)
+        }
+        let rows = seen.notifications.pending.values.flatMap(\.values)
+        if let overdue = rows.min(by: { $0.due < $1.due }), overdue.due < now {
+            fail(
+                .notificationDeadline,
+                "'\(overdue.identifier)' was due \(formatSeconds((now - overdue.due).inSeconds)) s ago and has not "
+                    + "fired")
+        }
+        if let soonest = ([seen.notifications.nextDue].compactMap { $0 } + rows.map(\.due)).min(),
+            seen.nextDeadline.map({ $0 > soonest }) ?? true
+        {
+            let deadline = seen.nextDeadline.map { "\(formatSeconds(($0 - now).inSeconds)) s from now" } ?? "none"
+            fail(
+                .notificationDeadline,
+                "a notification is due \(formatSeconds((soonest - now).inSeconds)) s from now, the next deadline is "
+                    + deadline)
+        }
+
         // Every process the shell knows is the core's current process of its app.
         for (pid, process) in seen.processes.sorted(by: { $0.key < $1.key }) {
             let current = seen.apps[process.app]?.process?.pid
@@ -358,6 +398,11 @@ enum CoreInvariants {
                         + "\(previous.kind) #\(previous.id) "
                         + "has not returned")
             }
+            if case .notificationWillPresent(let record) = callback.kind,
+                seen.notificationStore.delivered[record.key] == nil
+            {
+                fail(.notificationsStored, "\(record.key) handed to \(id) before its delivery record was stored")
+            }
             if case .willTerminate = callback.kind, process.terminatedWhileSuspended {
                 fail(.noWillTerminateWhenSuspended, "will-terminate delivered to \(id), terminated while suspended")
             }
@@ -404,7 +449,24 @@ enum CoreInvariants {
             }
         case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory:
             break
-        case .log, .saveApp, .saveDevice, .notification:
+        case .notification(let notification):
+            var isFiring = false
+            if case .fire(let key, _, _) = notification {
+                isFiring = true
+                if seen.firedNotifications.contains(key) { fail(.notificationFiredOnce, "\(key) fired a second time") }
+            }
+            // Persist first, then act: what is shown is stored as the user's, so a restart after a crash between the
+            // two shows it then.
+            if case .show(let record) = notification, seen.notificationStore.delivered[record.key]?.route != .user {
+                fail(.notificationsStored, "\(record.key) shown before it was stored as the user's")
+            }
+            // A firing the store cannot take (of no pending row, or with another due time) is a firing nobody asked
+            // for or a second one; any other action it cannot take leaves the store wrong.
+            var store = seen.notificationStore
+            for problem in store.apply(notification) {
+                fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
+            }
+        case .log, .saveApp, .saveDevice:
             break
         }
         return found

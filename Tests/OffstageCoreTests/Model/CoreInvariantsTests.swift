@@ -239,4 +239,67 @@ struct CoreInvariantsTests {
         seen.pendingLaunches = [PendingLaunch(app: app1, launch: 50, reason: .refresh)]
         #expect(found(seen).contains(.noLostProcess))
     }
+
+    /// The good state with app 0's request `n0` pending, due a minute after it was added.
+    func withPendingNotification() throws -> ModelShell {
+        let shell = ModelShell.replay(
+            [
+                .install(0, .scheduler), .install(1, .plain), .open(0), .spawn(0, .normal), .attach(0), .reply(0),
+                .reply(0), .notify(0, index: 0, .after(ms: 60_000)),
+            ],
+            enabled: Set(Invariant.allCases))
+        try #require(shell.violation == nil)
+        try #require(shell.core.notifications.pending(of: app0).count == 1)
+        return shell
+    }
+
+    @Test("NT-2: a key fired twice, or a firing of a request that is not pending with that due time")
+    func notificationFiredOnce() throws {
+        let shell = try withPendingNotification()
+        var seen = shell.observation(firedTimer: false)
+        #expect(found(seen).isEmpty)
+        let row = try #require(shell.core.notifications.pending(of: app0).first)
+        let key = DeliveryKey(app: app0, identifier: row.identifier, due: row.due)
+        let record = DeliveredNotification(
+            app: app0, request: row.request, due: row.due, deliveredAt: row.due, late: false, route: .user)
+        let fire = CoreAction.notification(.fire(key, delivery: record, next: nil))
+        #expect(found(fire, shell, seen).isEmpty, "the pending row, fired once")
+        seen.firedNotifications = [key]
+        #expect(found(fire, shell, seen).contains(.notificationFiredOnce))
+        seen.firedNotifications = []
+        var early = key
+        early.due = row.due - .seconds(1)
+        let unknown = CoreAction.notification(.fire(early, delivery: nil, next: nil))
+        #expect(found(unknown, shell, seen).contains(.notificationFiredOnce))
+    }
+
+    @Test("NT-2: a store that differs from the core's state, or an action the store cannot take")
+    func notificationsStored() throws {
+        let shell = try withPendingNotification()
+        var seen = shell.observation(firedTimer: false)
+        seen.notificationStore.pending = [:]
+        #expect(found(seen).contains(.notificationsStored), "the core holds a row the store lost")
+        seen = shell.observation(firedTimer: false)
+        seen.notificationStore.badges[app1] = 3
+        #expect(found(seen).contains(.notificationsStored))
+        let row = try #require(shell.core.notifications.pending(of: app0).first)
+        let record = DeliveredNotification(
+            app: app0, request: row.request, due: row.due, deliveredAt: row.due, late: false, route: .user)
+        #expect(found(.notification(.updateDelivery(record)), shell).contains(.notificationsStored), "no such record")
+    }
+
+    @Test("NT-2: a pending notification overdue, or a next deadline later than the next due one")
+    func notificationDeadline() throws {
+        let shell = try withPendingNotification()
+        var seen = shell.observation(firedTimer: false)
+        let due = try #require(shell.core.notifications.pending(of: app0).first?.due)
+        #expect(try #require(seen.nextDeadline) <= due)
+        seen.nextDeadline = due + .milliseconds(1)
+        #expect(found(seen).contains(.notificationDeadline))
+        seen.nextDeadline = nil
+        #expect(found(seen).contains(.notificationDeadline))
+        seen = shell.observation(firedTimer: false)
+        seen.now = due + .milliseconds(1)
+        #expect(found(seen).contains(.notificationDeadline), "overdue and not fired")
+    }
 }

@@ -182,6 +182,30 @@ struct ModelBasedTests {
     }
 
     @Test(
+        "NT-1, NT-2, SET-2, LC-6, LC-7: random sessions with notifications fire each once; store and timer agree",
+        arguments: SeedBatch.batches(first: 11_000_000, batches: 2, perBatch: 250))
+    func notifications(batch: SeedBatch) {
+        let result = ModelExplorer.explore(batch, profile: .notifications, enabled: Set(Invariant.allCases))
+        print("model notifications \(batch.testDescription): \(result.summary)")
+        for failure in result.failures {
+            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/notifications")))
+        }
+        guard batch.count >= 200 else { return }
+        // Requests added, replaced, removed and fired to the user and to apps in front; taps launching and waking
+        // apps; will-present answered; time zones moving triggers; apps forgotten with their notifications.
+        let reached = [
+            "notification.savePending", "notification.removePending", "notification.fire", "notification.show",
+            "notification.removeDelivered", "notification.updateDelivery", "notification.saveBadge",
+            "notification.saveCategories", "deliver.notificationWillPresent", "deliver.notificationResponse",
+            "launch.notification", "launch.notification-action", "freeze", "thaw",
+        ]
+        for key in reached {
+            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
+        }
+        #expect(result.inputs > result.sequences * 20)
+    }
+
+    @Test(
         "LC-7: an exits-on-suspend app, and every app while multitasking is off, never runs in the background",
         arguments: SeedBatch.batches(first: 7_000_000, batches: 2, perBatch: 400))
     func exitsOnSuspend(batch: SeedBatch) {
@@ -276,5 +300,31 @@ struct ModelBasedTests {
         for command in session { shell.apply(command) }
         #expect(shell.violation == nil, "\(shell.violation.map(\.description) ?? "")")
         #expect(shell.core.apps[ModelWorld.app(0)]?.uninstalling == true, "the install was refused; the uninstall goes on")
+    }
+
+    @Test("LC-6, LC-7, LC-9, NT-2: a notification's background action launches the app only as any launch may")
+    func notificationActionLaunchesByTheRules() {
+        // Found by the notifications profile: the action launched the app into the background after a force-quit,
+        // though it exits on suspend, and right after a failed launch. Now the response waits for its next launch.
+        let sessions: [[ModelCommand]] = [
+            [
+                .install(2, .plain), .open(2), .advance(ms: 1), .notificationCategories(2),
+                .notify(2, index: 1, .after(ms: 1054)), .forceQuit(2), .fireTimer, .tapNotification(2, 1, .later),
+            ],
+            [
+                .install(1, .exitsOnSuspend), .open(1), .spawn(1, .normal), .notificationCategories(1),
+                .notify(1, index: 2, .daily(hour: 17, minute: 53, zone: nil)), .fireTimer, .fireTimer,
+                .tapNotification(1, 2, .later),
+            ],
+            [
+                .install(2, .plain), .open(2), .spawn(2, .normal), .notificationCategories(2),
+                .notify(2, index: 4, .every(seconds: 600)), .advance(ms: 1_489_784), .tapNotification(2, 3, .later),
+                .spawn(2, .failsToStart), .tapNotification(2, 1, .later),
+            ],
+        ]
+        for session in sessions {
+            let shell = ModelShell.replay(session, enabled: Set(Invariant.allCases))
+            #expect(shell.violation == nil, "\(shell.violation.map(\.description) ?? "")")
+        }
     }
 }

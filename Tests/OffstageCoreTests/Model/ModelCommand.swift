@@ -101,6 +101,24 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     /// `offstage accessory event` for the slot's accessory.
     case simulateAccessory(Int, AccessoryEvent)
 
+    // MARK: Notifications (SPEC NT-1, NT-2)
+
+    /// The slot's process adds the request `n<index>` with this trigger (replacing one with that identifier).
+    case notify(Int, index: Int, ModelTrigger)
+    /// The slot's process removes its pending request `n<index>`, or every one (nil).
+    case unnotify(Int, index: Int?)
+    /// The slot's process registers ``ModelWorld/notificationCategory``.
+    case notificationCategories(Int)
+    /// The user chooses this on the slot's delivered notification at this position (of those it has, oldest first).
+    case tapNotification(Int, Int, ModelTap)
+    /// The slot's process answers the oldest will-present it was sent and has not returned from: the user should see
+    /// the notification too, or not.
+    case answerWillPresent(Int, present: Bool)
+    /// The device's time zone changes (calendar triggers that name none follow it).
+    case timeZone(String)
+    /// The user turns the slot's notifications on or off (SPEC SET-2).
+    case notificationsAllowed(Int, Bool)
+
     // MARK: Time
 
     /// Time passes; every timer the core asks for fires at exactly its deadline on the way.
@@ -150,6 +168,13 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .plug(let slot, let on): ".plug(\(slot), \(on))"
         case .accessoryData(let slot, let closed): ".accessoryData(\(slot), closed: \(closed))"
         case .simulateAccessory(let slot, let event): ".simulateAccessory(\(slot), .\(event))"
+        case .notify(let slot, let index, let trigger): ".notify(\(slot), index: \(index), \(trigger))"
+        case .unnotify(let slot, let index): ".unnotify(\(slot), index: \(index.map(String.init) ?? "nil"))"
+        case .notificationCategories(let slot): ".notificationCategories(\(slot))"
+        case .tapNotification(let slot, let index, let tap): ".tapNotification(\(slot), \(index), .\(tap))"
+        case .answerWillPresent(let slot, let present): ".answerWillPresent(\(slot), present: \(present))"
+        case .timeZone(let zone): ".timeZone(\"\(zone)\")"
+        case .notificationsAllowed(let slot, let on): ".notificationsAllowed(\(slot), \(on))"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
         }
@@ -164,10 +189,12 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .endTask(let slot, _), .complete(let slot, _, _), .submit(let slot, _, _, _, _), .cancel(let slot, _),
             .cancelAll(let slot), .fetchInterval(let slot, _), .exit(let slot, _), .reap(let slot), .audio(let slot, _),
             .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _), .registerAccessory(let slot, _),
-            .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _):
+            .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _),
+            .notify(let slot, _, _), .unnotify(let slot, _), .notificationCategories(let slot),
+            .tapNotification(let slot, _, _), .answerWillPresent(let slot, _), .notificationsAllowed(let slot, _):
             slot
         case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
-            .systemEvent:
+            .systemEvent, .timeZone:
             nil
         }
     }
@@ -210,5 +237,59 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         if let network = overrides.network { parts.append("network: .\(network)") }
         if let idle = overrides.idle { parts.append("idle: \(idle)") }
         return ".init(\(parts.joined(separator: ", ")))"
+    }
+}
+
+/// A trigger of the model's notification requests, written so a reproduction reads as Swift source.
+enum ModelTrigger: Hashable, Sendable, CustomStringConvertible {
+    /// Once, this many milliseconds after it is added.
+    case after(ms: Int)
+    /// Every this many seconds (under the minimum of 60 s it is refused).
+    case every(seconds: Int)
+    /// Every day at this time, in this zone or, with none, the device's.
+    case daily(hour: Int, minute: Int, zone: String?)
+    /// Once, at this many seconds from when it is added (a date in the past fires at once).
+    case at(offsetSeconds: Int)
+
+    /// The trigger of a request added at `now`.
+    func trigger(at now: Instant) -> NotificationTrigger {
+        switch self {
+        case .after(let ms): .timeInterval(seconds: Double(ms) / 1_000, repeats: false)
+        case .every(let seconds): .timeInterval(seconds: Double(seconds), repeats: true)
+        case .daily(let hour, let minute, let zone):
+            .calendar(DateMatch(hour: hour, minute: minute, timeZone: zone), repeats: true)
+        case .at(let offset): .date(now + .seconds(offset))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .after(let ms): ".after(ms: \(ms))"
+        case .every(let seconds): ".every(seconds: \(seconds))"
+        case .daily(let hour, let minute, let zone):
+            ".daily(hour: \(hour), minute: \(minute), zone: \(zone.map { "\"\($0)\"" } ?? "nil"))"
+        case .at(let offset): ".at(offsetSeconds: \(offset))"
+        }
+    }
+}
+
+/// What the user chooses on a delivered notification.
+enum ModelTap: String, CaseIterable, Hashable, Sendable {
+    /// A tap on the notification itself: it opens the app.
+    case tap
+    /// The user dismisses it.
+    case dismiss
+    /// The category's action the app handles in the background.
+    case later
+    /// The category's action that opens the app.
+    case show
+
+    /// The action identifier the core receives.
+    var actionIdentifier: String {
+        switch self {
+        case .tap: NotificationResponse.defaultAction
+        case .dismiss: NotificationResponse.dismissAction
+        case .later, .show: rawValue
+        }
     }
 }

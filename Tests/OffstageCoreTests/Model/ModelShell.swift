@@ -103,6 +103,10 @@ struct ModelShell {
     var nextSocketToken: UInt64 = 1
     /// The accessories the shell watches, those plugged in and the sessions handed off (SPEC MODE-4).
     var accessories = ModelAccessories()
+    /// What the daemon's store would hold of the notifications, from the actions alone (SPEC NT-2).
+    private(set) var notificationStore = NotificationStoreModel()
+    /// Every delivery key fired so far (SPEC NT-2: each at most once).
+    private(set) var firedNotifications: Set<DeliveryKey> = []
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -261,6 +265,9 @@ struct ModelShell {
             feed { core, now throws(CoreError) in core.voipSocketEvent(id, token: token, closed: closed, at: now) }
         case .registerAccessory, .openSession, .plug, .accessoryData, .simulateAccessory:
             applyAccessory(command, slot: slot)
+        case .notify, .unnotify, .notificationCategories, .tapNotification, .answerWillPresent, .timeZone,
+            .notificationsAllowed:
+            applyNotification(command, slot: slot)
         case .systemEvent(let event):
             feed { core, now throws(CoreError) in core.systemEvent(event, at: now).actions }
         case .exit(_, let status):
@@ -389,7 +396,10 @@ struct ModelShell {
             case .forget(let id, _):
                 // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9).
                 crashes[id] = nil
-            case .log, .saveApp, .saveDevice, .notification:
+            case .notification(let action):
+                _ = notificationStore.apply(action)  // what it breaks, the check of the action above has recorded
+                if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
+            case .log, .saveApp, .saveDevice:
                 break
             }
         }
@@ -402,7 +412,9 @@ struct ModelShell {
             nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
             idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer,
             staleSchedulingViews: core.schedulingViewsOutOfDate(at: now),
-            staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches)
+            staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches,
+            notifications: core.notifications, notificationStore: notificationStore,
+            firedNotifications: firedNotifications)
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {

@@ -117,6 +117,18 @@ enum ModelWorld {
     /// accessory.
     static func accessoryPath(_ slot: Int) -> String { "/dev/model-accessory\(slot % 2)" }
 
+    /// The category every app of the model may register: an action handled in the background and one that opens the
+    /// app (SPEC NT-2); its requests name it.
+    static let notificationCategory = NotificationCategory(
+        identifier: "model",
+        actions: [
+            NotificationActionButton(identifier: ModelTap.later.rawValue, title: "Later"),
+            NotificationActionButton(identifier: ModelTap.show.rawValue, title: "Show", foreground: true),
+        ])
+
+    /// The time zones the device moves between: one without daylight saving, two with, one far east.
+    static let timeZones = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo"]
+
     /// The slot of an app id.
     static func slot(of id: AppID) -> Int? {
         (0..<appCount).first { app($0) == id }
