@@ -34,6 +34,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var accessoryPaths: AccessoryPathWatcher?
     /// The location source and its feed to the core (SPEC MODE-3); nil until the service starts it.
     var location: LocationService?
+    /// The desktop notifications are shown on, and what it was shown (SPEC NT-2).
+    var presentation = DesktopPresentation()
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]
@@ -130,6 +132,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
+        restoreNotifications(try store.loadNotifications())
         sweepLeftovers(installed: apps.map(\.0))
     }
 
