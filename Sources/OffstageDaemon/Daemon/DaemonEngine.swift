@@ -187,6 +187,8 @@ public final class DaemonEngine: @unchecked Sendable {
             appsByPid[record.pid] = record.app
             apply(core.adopt(record.app, pid: record.pid, at: now))
         }
+        // Before anything fires: calendar notifications follow the machine's time zone if it changed meanwhile.
+        followMachineTimeZone(postEventIfSame: false)
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
         // decided now, not at the first input.
         apply(core.recover(at: now))

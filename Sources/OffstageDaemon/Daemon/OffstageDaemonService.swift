@@ -153,12 +153,19 @@ public struct OffstageDaemonService: Service {
         }
     }
 
-    /// Posts the clock being set and the time zone changing to the apps as system events (SPEC LC-4). Where the
-    /// kernel's notifications cannot be had, a warning says so and the CLI's `system-event` remains.
+    /// Posts the clock being set and the time zone changing to the apps as system events (SPEC LC-4); the device's
+    /// time zone follows the machine's (SPEC NT-1). Where the kernel's notifications cannot be had, a warning says so
+    /// and the CLI's `system-event` remains.
     static func watchClock(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> SystemClockWatcher? {
         do {
             return try SystemClockWatcher { event in
-                loop.execute { engine.apply(engine.core.systemEvent(event, at: engine.now).actions) }
+                loop.execute {
+                    if event == .timeZoneChange {
+                        engine.followMachineTimeZone(postEventIfSame: true)
+                    } else {
+                        engine.apply(engine.core.systemEvent(event, at: engine.now).actions)
+                    }
+                }
             }
         } catch {
             logger.warning("not watching the clock and the time zone: \(error)")
