@@ -71,7 +71,7 @@ extension DaemonEngine {
         case .watchAccessory(let id, let name, let path):
             watchAccessory(id, name: name, path: path)
         case .notification(let notification):
-            performNotification(notification)
+            performNotifications([notification])
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

@@ -132,7 +132,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
-        restoreNotifications(try store.loadNotifications())
+        try restoreNotifications()
         sweepLeftovers(installed: apps.map(\.0))
     }
 
@@ -210,6 +210,10 @@ public final class DaemonEngine: @unchecked Sendable {
         applying = true
         var index = 0
         while index < actionQueue.count {
+            if case .notification = actionQueue[index] {
+                index = performNotificationRun(from: index)
+                continue
+            }
             let action = actionQueue[index]
             index += 1
             perform(action)

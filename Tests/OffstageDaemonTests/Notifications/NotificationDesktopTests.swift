@@ -36,6 +36,30 @@ struct NotificationDesktopTests {
         }
     }
 
+    @Test("NT-2: a burst of firings (all due at once) is recorded and each shown once")
+    func burst() throws {
+        try withFixture { fixture in
+            let desktop = RecordingDesktop()
+            let engine = try fixture.engine(desktop: desktop)
+            try fixture.onLoop(engine) {
+                let due = engine.now
+                for number in 0..<50 {
+                    let request = NotificationRequest(
+                        identifier: "n\(number)", content: NotificationContent(title: "Reminder \(number)"),
+                        trigger: .date(due + .microseconds(number)))
+                    engine.apply(try engine.core.addNotification(Fixture.app, pid: Fixture.pid, request, at: engine.now).actions)
+                }
+                usleep(3_000)
+                engine.apply(engine.core.advance(to: engine.now))
+            }
+            // The limit of delivered notifications per app (64) keeps all 50.
+            #expect(desktop.shown.count == 50)
+            #expect(Set(desktop.shown.map(\.content.summary)) == Set((0..<50).map { "Reminder \($0)" }))
+            let rows = try fixture.deliveries()
+            #expect(rows.count == 50 && rows.allSatisfy { $0.desktopState == .shown })
+        }
+    }
+
     @Test("NT-2: a delivery recorded but not yet shown when the daemon stopped is shown after the restart, once")
     func shownAfterRestart() throws {
         try withFixture { fixture in

@@ -99,7 +99,7 @@ struct NotificationRestoreTests {
                         trigger: trigger)
                     let entry = PendingNotification(
                         request: request, addedAt: Self.start, due: Self.start + .seconds(3_600 + index * 64 + number))
-                    try OffstageStore.upsertPending(app, entry, request: try NotificationJSON.encode(request), in: db)
+                    try OffstageStore.upsertPending(app, entry, request: NotificationRequestJSON.encode(request), in: db)
                 }
             }
         }

@@ -105,6 +105,33 @@ struct NotificationStoreTests {
         }
     }
 
+    @Test("NT-2: a run of actions is one transaction: each firing says whether it is new, and a failure keeps none")
+    func runOfActions() throws {
+        try withStore { store, _ in
+            let first = Self.pending("first", due: 60, trigger: .date(Self.start + .seconds(60)))
+            let second = Self.pending("second", due: 60, trigger: .date(Self.start + .seconds(60)))
+            try store.apply([.savePending(Self.app, first), .savePending(Self.app, second)])
+            let (one, two) = (Self.delivered(first), Self.delivered(second))
+            #expect(try store.apply(.fire(one.key, delivery: one, next: nil)))
+            let flags = try store.apply([
+                .fire(one.key, delivery: one, next: nil), .show(one), .fire(two.key, delivery: two, next: nil), .saveBadge(Self.app, 5),
+            ])
+            #expect(flags == [false, false, true, false])
+            var loaded = try store.loadNotifications()
+            #expect(loaded.deliveries.map(\.record) == [one, two] && loaded.pending.isEmpty && loaded.badges == [Self.app: 5])
+            try store.database.write { db in
+                try db.execute(
+                    sql: "CREATE TRIGGER refuse BEFORE INSERT ON notification_badge BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+            }
+            let third = Self.pending("third", due: 90)
+            #expect(throws: (any Error).self) {
+                try store.apply([.savePending(Self.app, third), .removeDelivered(Self.app, keys: [one.key]), .saveBadge(Self.other, 1)])
+            }
+            loaded = try store.loadNotifications()
+            #expect(loaded.deliveries.map(\.record) == [one, two] && loaded.pending.isEmpty && loaded.badges == [Self.app: 5])
+        }
+    }
+
     @Test("SET-2: a firing suppressed because notifications are off moves the request and records no delivery")
     func suppressedFire() throws {
         try withStore { store, _ in
