@@ -93,4 +93,33 @@ struct NotificationDeliveryIntegrationTests {
             #expect(afterRestart.pending.isEmpty && afterRestart.delivered.isEmpty && afterRestart.badges.isEmpty)
         }
     }
+
+    @Test("§11 reliability, NT-2: a kill -9 of the daemon before a notification's time loses it not; after its delivery, repeats it not")
+    func killedDaemon() throws {
+        try withDaemon { daemon in
+            try daemon.install("FiniteTask", id: Self.app)
+            try daemon.install("FiniteTask", id: Self.other)
+            try daemon.ok("open", Self.app)
+            try daemon.waitFor(Self.app, "active")
+            try daemon.ok("open", Self.other)
+            try daemon.waitFor(Self.other, "active")
+            let replies = try daemon.callAsApp(
+                Self.app,
+                [(NotificationsInterface.Method.add, Self.request("soon", ["kind": "timeInterval", "seconds": 1]))])
+            #expect(replies.map { $0["error"] as? String } == [nil], "\(replies)")
+            // Down at its time: delivered when the daemon is back, marked late, and once.
+            daemon.crash()
+            // More than the lateness allowed (notificationLateAfter, 1 s) after its time.
+            usleep(3_000_000)
+            try daemon.start()
+            let late = try Self.notifications(daemon, app: Self.app)
+            #expect(late.pending.isEmpty && late.delivered.map(\.request.identifier) == ["soon"], "\(late)")
+            #expect(late.delivered.first?.late == true)
+            daemon.crash()
+            try daemon.start()
+            let again = try Self.notifications(daemon, app: Self.app)
+            #expect(again.delivered.map(\.due) == late.delivered.map(\.due) && again.pending.isEmpty)
+            #expect(try daemon.log(Self.app).filter { $0.message.hasPrefix("delivered 'soon'") }.count == 1)
+        }
+    }
 }
