@@ -110,6 +110,7 @@ let package = Package(
             name: "OffstageDaemonTests",
             dependencies: [
                 "OffstageDaemon", "COffstageSystem", "TestProcesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -55,10 +55,13 @@ public struct DaemonConfiguration: Sendable {
             throw ConfigurationError(path: file, key: key, problem: context.debugDescription, fix: fix)
         } catch let DecodingError.typeMismatch(_, context) {
             let key = context.codingPath.last?.stringValue
-            throw ConfigurationError(
-                path: file, key: key, problem: "has the wrong type",
-                fix: key == "metricsListen"
-                    ? DaemonSettings.metricsListenFix : "give a number (seconds) or the documented value")
+            let fix =
+                switch key {
+                case "metricsListen": DaemonSettings.metricsListenFix
+                case "desktopNotifications": "give true or false"
+                default: "give a number (seconds) or the documented value"
+                }
+            throw ConfigurationError(path: file, key: key, problem: "has the wrong type", fix: fix)
         } catch {
             throw ConfigurationError(path: file, key: nil, problem: "\(error)", fix: "correct the file")
         }
@@ -86,6 +89,12 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// The location sources' numbers (SPEC MODE-3), as an object under `location`: `{"location": {"gpsdPort": 2948}}`.
     /// Defaults: those of ``LocationSourceSettings``.
     public var location = LocationSourceSettings()
+    /// Whether delivered notifications are shown on the desktop session's notification service (SPEC NT-2), when the
+    /// daemon has one (`DBUS_SESSION_BUS_ADDRESS`). Off, they only go to the daemon's delivered list. Default on.
+    public var desktopNotifications = true
+    /// Seconds a notification stays on the desktop before it hides it; 0 keeps it until the user acts; nil (the
+    /// default) lets the desktop decide.
+    public var desktopNotificationTimeout: Double?
 
     /// The defaults.
     public init() {}
@@ -93,8 +102,16 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Keys a configuration file may contain.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
-        case deadlineTolerance, location
+        case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout
     }
+
+    /// ``desktopNotificationTimeout`` as the desktop takes it: milliseconds, -1 for the desktop's choice.
+    var desktopNotificationExpireTimeout: Int32 {
+        desktopNotificationTimeout.map { Int32(($0 * 1000).rounded()) } ?? -1
+    }
+
+    /// The longest ``desktopNotificationTimeout``: milliseconds in a 32-bit integer.
+    static let maximumDesktopNotificationTimeout = Double(Int32.max / 1000)
 
     /// The fix a bad `metricsListen` gets.
     static let metricsListenFix =
@@ -112,6 +129,14 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         deadlineTolerance =
             try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
         location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
+        desktopNotifications =
+            try container.decodeIfPresent(Bool.self, forKey: .desktopNotifications) ?? defaults.desktopNotifications
+        desktopNotificationTimeout = try container.decodeIfPresent(Double.self, forKey: .desktopNotificationTimeout)
+        if let timeout = desktopNotificationTimeout, !(0...Self.maximumDesktopNotificationTimeout).contains(timeout) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .desktopNotificationTimeout, in: container,
+                debugDescription: "must be from 0 to \(Int(Self.maximumDesktopNotificationTimeout)) seconds")
+        }
         if let problem = location.problems.first {
             throw DecodingError.dataCorruptedError(forKey: .location, in: container, debugDescription: problem)
         }

@@ -70,9 +70,8 @@ extension DaemonEngine {
             handOffs?.close(token)
         case .watchAccessory(let id, let name, let path):
             watchAccessory(id, name: name, path: path)
-        case .notification:
-            // NOT YET BUILT: the notification store and desktop sink carry these out.
-            break
+        case .notification(let notification):
+            performNotifications([notification])
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

@@ -34,6 +34,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var accessoryPaths: AccessoryPathWatcher?
     /// The location source and its feed to the core (SPEC MODE-3); nil until the service starts it.
     var location: LocationService?
+    /// The desktop notifications are shown on, and what it was shown (SPEC NT-2).
+    var presentation = DesktopPresentation()
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]
@@ -130,6 +132,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
+        try restoreNotifications()
         sweepLeftovers(installed: apps.map(\.0))
     }
 
@@ -184,6 +187,8 @@ public final class DaemonEngine: @unchecked Sendable {
             appsByPid[record.pid] = record.app
             apply(core.adopt(record.app, pid: record.pid, at: now))
         }
+        // Before anything fires: calendar notifications follow the machine's time zone if it changed meanwhile.
+        followMachineTimeZone(postEventIfSame: false)
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
         // decided now, not at the first input.
         apply(core.recover(at: now))
@@ -205,6 +210,10 @@ public final class DaemonEngine: @unchecked Sendable {
         applying = true
         var index = 0
         while index < actionQueue.count {
+            if case .notification = actionQueue[index] {
+                index = performNotificationRun(from: index)
+                continue
+            }
             let action = actionQueue[index]
             index += 1
             perform(action)

@@ -14,12 +14,19 @@ public struct OffstageDaemonService: Service {
     let logger: Logger
     /// What the daemon counts; `io.offstage.Control.Metrics` and ``MetricsHTTPService`` expose it.
     public let metrics: DaemonMetrics
+    /// Connects to the desktop's notification service; nil: notifications are shown on no desktop.
+    let notificationDesktop: NotificationDesktopConnector?
 
     /// Creates the service. Without `metrics`, it records into a Prometheus registry of its own, made with the
-    /// configuration's deadline tolerance.
-    public init(configuration: DaemonConfiguration, logger: Logger, metrics: DaemonMetrics? = nil) {
+    /// configuration's deadline tolerance. With `notificationDesktop`, delivered notifications are shown on the
+    /// desktop session the daemon runs in, if any (SPEC NT-2).
+    public init(
+        configuration: DaemonConfiguration, logger: Logger, metrics: DaemonMetrics? = nil,
+        notificationDesktop: NotificationDesktopConnector? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.notificationDesktop = notificationDesktop
         self.metrics = metrics ?? DaemonMetrics(
             deadlineTolerance: .seconds(double: configuration.daemon.deadlineTolerance))
     }
@@ -67,6 +74,8 @@ public struct OffstageDaemonService: Service {
         server.register(ControlService(engine: engine))
         server.register(ModesService(engine: engine))
         server.register(ModesControlService(engine: engine))
+        server.register(NotificationsService(engine: engine))
+        server.register(NotificationsControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
         // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
         server.holdFinalReplies { engine.durableWrite }
@@ -90,7 +99,9 @@ public struct OffstageDaemonService: Service {
             throw error
         }
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
+        let (desktop, noDesktop) = connectDesktop { event in loop.execute { engine.desktopEvent(event) } }
         try await loop.submit {
+            engine.useDesktop(desktop, unavailable: noDesktop)
             engine.watcher = watcher
             engine.handOffs = handOffs
             engine.accessoryPaths = accessoryPaths
@@ -142,16 +153,41 @@ public struct OffstageDaemonService: Service {
         }
     }
 
-    /// Posts the clock being set and the time zone changing to the apps as system events (SPEC LC-4). Where the
-    /// kernel's notifications cannot be had, a warning says so and the CLI's `system-event` remains.
+    /// Posts the clock being set and the time zone changing to the apps as system events (SPEC LC-4); the device's
+    /// time zone follows the machine's (SPEC NT-1). Where the kernel's notifications cannot be had, a warning says so
+    /// and the CLI's `system-event` remains.
     static func watchClock(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> SystemClockWatcher? {
         do {
             return try SystemClockWatcher { event in
-                loop.execute { engine.apply(engine.core.systemEvent(event, at: engine.now).actions) }
+                loop.execute {
+                    if event == .timeZoneChange {
+                        engine.followMachineTimeZone(postEventIfSame: true)
+                    } else {
+                        engine.apply(engine.core.systemEvent(event, at: engine.now).actions)
+                    }
+                }
             }
         } catch {
             logger.warning("not watching the clock and the time zone: \(error)")
             return nil
+        }
+    }
+
+    /// The desktop delivered notifications are shown on (SPEC NT-2), or why there is none.
+    func connectDesktop(
+        events: @escaping @Sendable (NotificationDesktopEvent) -> Void
+    ) -> ((any NotificationDesktop)?, String) {
+        guard configuration.daemon.desktopNotifications else {
+            return (nil, "turned off in the configuration (desktopNotifications)")
+        }
+        guard let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+            return (nil, "no desktop session (DBUS_SESSION_BUS_ADDRESS is not set)")
+        }
+        guard let notificationDesktop else { return (nil, "no desktop notification client in this daemon") }
+        do {
+            return (try notificationDesktop(address, events), "")
+        } catch {
+            return (nil, "the desktop's notification service cannot be reached at \(address): \(error)")
         }
     }
 

@@ -268,6 +268,8 @@ public enum StoreWrite: String, CaseIterable, Sendable {
     case log
     /// The store's own bookkeeping (the number floor).
     case meta
+    /// Local notifications: pending requests, deliveries (one transaction per firing), badges, categories.
+    case notification
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }

@@ -87,11 +87,12 @@ extension DaemonEngine {
     func deviceReply() -> ControlInterface.DeviceReply {
         ControlInterface.DeviceReply(
             conditions: .init(core.conditions(at: now)), machine: .init(core.device.machine),
-            overrides: .init(core.device.overrides))
+            overrides: .init(core.device.overrides), timeZone: core.device.settings.timeZone)
     }
 
-    /// `offstage device`: overrides, cleared overrides, and low power mode — all or nothing.
+    /// `offstage device`: overrides, cleared overrides, low power mode and the time zone — all or nothing.
     func setDevice(_ parameters: ControlInterface.SetDeviceParameters) throws(VarlinkError) {
+        let timeZone = try parameters.timeZone.map { name throws(VarlinkError) in try validatedTimeZone(name) }
         var overrides = core.device.overrides
         for name in parameters.clear ?? [] {
             switch name {
@@ -114,10 +115,9 @@ extension DaemonEngine {
         }
         if let idle = parameters.idle { overrides.idle = idle }
         try control { () throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
-        if let lowPower = parameters.lowPowerMode {
-            var settings = core.device.settings
-            settings.lowPowerMode = lowPower
-            apply(core.setDeviceSettings(settings, at: now))
-        }
+        var settings = core.device.settings
+        if let lowPower = parameters.lowPowerMode { settings.lowPowerMode = lowPower }
+        if let timeZone { settings.timeZone = timeZone }
+        if settings != core.device.settings { apply(core.setDeviceSettings(settings, at: now)) }
     }
 }

@@ -32,7 +32,7 @@ public final class OffstageStore: Sendable {
     }
 
     /// Runs `body` in a write transaction, timed on the monotonic clock as a write of `kind`.
-    private func write<Result>(_ kind: StoreWrite, _ body: (Database) throws -> Result) throws -> Result {
+    func write<Result>(_ kind: StoreWrite, _ body: (Database) throws -> Result) throws -> Result {
         guard let metrics else { return try database.write(body) }
         let start = DaemonMetrics.monotonicNanoseconds()
         defer { metrics.storeWrote(kind, nanoseconds: DaemonMetrics.monotonicNanoseconds() - start) }
@@ -75,6 +75,7 @@ public final class OffstageStore: Sendable {
                 t.column("value", .text).notNull()
             }
         }
+        migrator.registerMigration(notificationsMigration, migrate: createNotificationTables)
         return migrator
     }
 
@@ -145,6 +146,7 @@ public final class OffstageStore: Sendable {
         try write(.uninstall) { db in
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM process WHERE appID = ?", arguments: [id.rawValue])
+            try Self.deleteNotifications(of: id, in: db)
         }
     }
 

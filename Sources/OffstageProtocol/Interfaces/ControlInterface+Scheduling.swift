@@ -68,10 +68,22 @@ extension ControlInterface {
         public var conditions: Conditions
         public var machine: Machine
         public var overrides: Overrides
-        public init(conditions: Conditions, machine: Machine, overrides: Overrides) {
+        /// The device's time zone, an IANA name.
+        public var timeZone: String
+        public init(conditions: Conditions, machine: Machine, overrides: Overrides, timeZone: String) {
             self.conditions = conditions
             self.machine = machine
             self.overrides = overrides
+            self.timeZone = timeZone
+        }
+
+        // A daemon from before time zones sends none: the device's zone was UTC then.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            conditions = try container.decode(Conditions.self, forKey: .conditions)
+            machine = try container.decode(Machine.self, forKey: .machine)
+            overrides = try container.decode(Overrides.self, forKey: .overrides)
+            timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone) ?? "UTC"
         }
     }
 
@@ -84,10 +96,12 @@ extension ControlInterface {
         public var lowPowerMode: Bool?
         /// Names of conditions to return to the machine's reading.
         public var clear: [String]?
+        /// The device's time zone, an IANA name.
+        public var timeZone: String?
 
         public init(
             batteryLevel: Int? = nil, charging: Bool? = nil, network: String? = nil, idle: Bool? = nil,
-            lowPowerMode: Bool? = nil, clear: [String]? = nil
+            lowPowerMode: Bool? = nil, clear: [String]? = nil, timeZone: String? = nil
         ) {
             self.batteryLevel = batteryLevel
             self.charging = charging
@@ -95,6 +109,7 @@ extension ControlInterface {
             self.idle = idle
             self.lowPowerMode = lowPowerMode
             self.clear = clear
+            self.timeZone = timeZone
         }
 
         /// The names `clear` accepts.

@@ -163,14 +163,17 @@ public enum ControlInterface {
           summary: string
         )
 
-        # The device's conditions, the machine's reading and the overrides.
-        method GetDevice() -> (conditions: Conditions, machine: MachineReading, overrides: Overrides)
+        # The device's conditions, the machine's reading, the overrides, and the device's time zone (an IANA name,
+        # which calendar notifications without a zone of their own follow).
+        method GetDevice() -> (conditions: Conditions, machine: MachineReading, overrides: Overrides, timeZone: string)
 
         # Sets conditions by hand (fields given), returns the names in `clear` to the machine's reading
-        # (batteryLevel, charging, network, idle), and turns low power mode on or off.
+        # (batteryLevel, charging, network, idle), turns low power mode on or off, and sets the device's time zone
+        # (an IANA name such as Europe/Berlin; it follows the machine's again when that changes). All or nothing.
         method SetDevice(
-          batteryLevel: ?int, charging: ?bool, network: ?string, idle: ?bool, lowPowerMode: ?bool, clear: ?[]string
-        ) -> (conditions: Conditions, machine: MachineReading, overrides: Overrides)
+          batteryLevel: ?int, charging: ?bool, network: ?string, idle: ?bool, lowPowerMode: ?bool, clear: ?[]string,
+          timeZone: ?string
+        ) -> (conditions: Conditions, machine: MachineReading, overrides: Overrides, timeZone: string)
 
         # Pending and running requests of one app, or of every app.
         method Tasks(app: ?string) -> (tasks: []Task)

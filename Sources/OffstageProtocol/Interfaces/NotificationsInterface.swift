@@ -16,7 +16,7 @@ public enum NotificationsInterface {
         \(requestTypes)
 
         # A request waiting for its time. Times are seconds since the Unix epoch.
-        type Pending (
+        type PendingRequest (
           request: Request,
           addedAt: float,
           due: float
@@ -24,7 +24,7 @@ public enum NotificationsInterface {
 
         # A notification that fired. route: user (shown) or app (given to the app in front by willPresent).
         # late: delivered after its due time, because the daemon was down.
-        type Delivered (
+        type Notification (
           request: Request,
           due: float,
           deliveredAt: float,
@@ -54,10 +54,10 @@ public enum NotificationsInterface {
         method RemovePending(identifiers: ?[]string) -> ()
 
         # The app's pending requests, soonest first.
-        method Pending() -> (pending: []Pending)
+        method Pending() -> (pending: []PendingRequest)
 
         # The app's notifications in the user's delivered list, oldest first.
-        method Delivered() -> (delivered: []Delivered)
+        method Delivered() -> (delivered: []Notification)
 
         # Removes delivered notifications by identifier, or all when identifiers is null, and takes them off the desktop.
         method RemoveDelivered(identifiers: ?[]string) -> ()

@@ -1,5 +1,5 @@
 import Foundation
-import OffstageDaemon
+@testable import OffstageDaemon
 import Testing
 
 @Suite("The daemon's configuration file (SPEC: every number is a setting; bad input gets a clear error)")
@@ -47,6 +47,15 @@ struct DaemonConfigurationTests {
         }
     }
 
+    @Test("NT-2: notifications go to the desktop by default, for as long as it decides; both are settings")
+    func desktopNotifications() throws {
+        #expect(DaemonSettings().desktopNotifications && DaemonSettings().desktopNotificationTimeout == nil)
+        #expect(DaemonSettings().desktopNotificationExpireTimeout == -1)
+        let (_, daemon) = try DaemonConfiguration.settings(
+            from: Data(#"{"desktopNotifications": false, "desktopNotificationTimeout": 7.5}"#.utf8), file: "x.json")
+        #expect(!daemon.desktopNotifications && daemon.desktopNotificationExpireTimeout == 7_500)
+    }
+
     @Test(
         "Each bad value names the file, the key, what is wrong and the fix that applies to that key",
         arguments: [
@@ -62,6 +71,8 @@ struct DaemonConfigurationTests {
             (#"{"metricsListen": "::1:9464"}"#, "metricsListen", "cannot be '::1:9464'", "give HOST:PORT"),
             (#"{"metricsListen": 9464}"#, "metricsListen", "has the wrong type", "give HOST:PORT"),
             (#"{"deadlineTolerance": -1}"#, "deadlineTolerance", "non-negative number of seconds", "correct the value"),
+            (#"{"desktopNotificationTimeout": -1}"#, "desktopNotificationTimeout", "from 0 to 2147483 seconds", "correct the value"),
+            (#"{"desktopNotifications": "yes"}"#, "desktopNotifications", "has the wrong type", "give true or false"),
         ])
     func badValue(json: String, key: String, problem: String, fix: String) throws {
         let error = try #require(refusal(json))

@@ -70,8 +70,10 @@ struct DaemonMetricsTests {
     }
 
     static let delivered = DeliveredNotification(
-        app: "com.example.alarm", request: NotificationRequest(identifier: "alarm", content: NotificationContent(title: "Alarm"), trigger: .timeInterval(seconds: 60, repeats: false)),
-        due: .epoch, deliveredAt: .epoch, late: false, route: .user)
+        app: "com.example.a",
+        request: NotificationRequest(
+            identifier: "n", content: NotificationContent(title: "t"), trigger: .timeInterval(seconds: 1, repeats: false)),
+        due: .epoch, deliveredAt: .epoch, late: false, route: .app)
 
     @Test("§11 observability: each callback kind has its own label, the kind's wire name")
     func callbackLabels() {
@@ -82,7 +84,8 @@ struct DaemonMetricsTests {
             .audioInterruption(AudioInterruption(began: true, reason: "a call")), .keepAlive, .voipSocket(closed: false),
             .systemEvent(.networkChange),
             .locations([]), .locationError("gone"), .accessory(name: "scanner", event: .data),
-            .notificationWillPresent(Self.delivered), .notificationResponse(NotificationResponse(notification: Self.delivered, actionIdentifier: "default")),
+            .notificationWillPresent(Self.delivered),
+            .notificationResponse(NotificationResponse(notification: Self.delivered, actionIdentifier: "default")),
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)

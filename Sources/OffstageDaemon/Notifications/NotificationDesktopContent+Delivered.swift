@@ -1,0 +1,41 @@
+import OffstageCore
+
+extension NotificationDesktopContent {
+    /// The freedesktop theme's sound for a notification that asks for the system's sound (`default`).
+    static let defaultSoundName = "message-new-instant"
+    /// The label of the action a click on the notification itself chooses (most desktops do not show it).
+    static let defaultActionLabel = "Open"
+
+    /// How a delivered notification looks on the desktop: its title first (the subtitle, then the app, when it has
+    /// none), the subtitle and body under it as plain text, the category's actions as buttons, its sound from the
+    /// sound theme or the app's bundle.
+    ///
+    /// - Parameters:
+    ///   - category: the app's category the notification names, if registered.
+    ///   - bundlePath: the app's installed bundle, where its sound files are.
+    ///   - expireTimeout: milliseconds before the desktop hides it; -1 lets the desktop decide.
+    init(_ record: DeliveredNotification, category: NotificationCategory?, bundlePath: String?, expireTimeout: Int32) {
+        let content = record.request.content
+        var summary = content.title
+        var lines = [content.subtitle, content.body]
+        if summary.isEmpty {
+            summary = content.subtitle.isEmpty ? record.app.rawValue : content.subtitle
+            lines[0] = ""
+        }
+        var actions = [Action(identifier: NotificationResponse.defaultAction, label: Self.defaultActionLabel)]
+        actions += (category?.actions ?? []).map { Action(identifier: $0.identifier, label: $0.title) }
+        self.init(
+            appName: record.app.rawValue, summary: summary, body: lines.filter { !$0.isEmpty }.joined(separator: "\n"),
+            actions: actions, sound: Self.sound(content.sound, bundlePath: bundlePath), key: record.key.description,
+            threadIdentifier: content.threadIdentifier, expireTimeout: expireTimeout)
+    }
+
+    /// The sound for a notification's sound name: `default` is the theme's, a file name one in the app's bundle. A
+    /// name that would leave the bundle (a path) plays nothing.
+    static func sound(_ name: String?, bundlePath: String?) -> Sound? {
+        guard let name, !name.isEmpty else { return nil }
+        if name == "default" { return .themeName(defaultSoundName) }
+        guard let bundlePath, !name.contains("/"), name != ".", name != ".." else { return nil }
+        return .file(bundlePath + "/" + name)
+    }
+}
