@@ -19,7 +19,8 @@ struct Device: DaemonCommand {
         discussion: """
             Without options, prints the conditions, what the machine reports, and what was set by hand. Each option \
             sets a condition by hand, overriding the machine, until set to auto again. For example: \
-            `offstage device --charging off --network metered`.
+            `offstage device --charging off --network metered`. The time zone follows the machine's until set by \
+            hand, and again once the machine's changes: `offstage device --time-zone Europe/Berlin`.
             """)
     @OptionGroup var globals: GlobalOptions
     // Unconditional: `--battery -5` is a wrong value to report as such, not a missing one.
@@ -29,16 +30,27 @@ struct Device: DaemonCommand {
     @Option(help: "Network kind: none, unmetered, metered or auto.") var network: NetworkChoice?
     @Option(name: .customLong("low-power"), help: "Low power mode: on or off.") var lowPower: Switch?
     @Option(help: "Device idle (not in use): on, off or auto (idle once locked long enough).") var idle: Switch?
+    @Option(
+        name: .customLong("time-zone"),
+        help: ArgumentHelp(
+            "The device's time zone, an IANA name such as Europe/Berlin: notifications set for a time of day follow it.",
+            valueName: "NAME"))
+    var timeZone: String?
 
     func validate() throws {
         if let battery, battery != "auto", Int(battery).map({ (0...100).contains($0) }) != true {
             throw ValidationError("--battery must be a percentage from 0 to 100, or auto; got \(QuotedText.quote(battery))")
         }
         if lowPower == .auto { throw ValidationError("--low-power is a setting: give on or off") }
+        if let timeZone, timeZone.isEmpty || timeZone.contains(where: \.isWhitespace) {
+            throw ValidationError(
+                "--time-zone must be an IANA time zone name such as Europe/Berlin; got \(QuotedText.quote(timeZone))")
+        }
     }
 
     func run(with client: ControlClient) throws {
-        let changes = [battery != nil, charging != nil, network != nil, lowPower != nil, idle != nil].contains(true)
+        let changes = [battery != nil, charging != nil, network != nil, lowPower != nil, idle != nil, timeZone != nil]
+            .contains(true)
         let reply: ControlInterface.DeviceReply
         if changes {
             var clear: [String] = []
@@ -60,6 +72,7 @@ struct Device: DaemonCommand {
             case nil: break
             }
             if let lowPower { parameters.lowPowerMode = lowPower == .on }
+            parameters.timeZone = timeZone
             parameters.clear = clear
             reply = try client.call(ControlInterface.Method.setDevice, parameters, as: ControlInterface.DeviceReply.self)
         } else {

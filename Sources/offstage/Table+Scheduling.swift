@@ -16,6 +16,7 @@ extension Table {
             ["network", conditions.network, source(overrides.network != nil, machine.network)],
             ["idle", conditions.idle ? "on" : "off", overrides.idle != nil ? "set by hand" : "idle once locked long enough"],
             ["low-power", conditions.lowPowerMode ? "on" : "off", "setting"],
+            ["time-zone", reply.timeZone, "the machine's, or set by hand"],
         ])
     }
 

@@ -224,4 +224,22 @@ struct NotificationIntegrationTests {
             #expect(after.pending.filter { $0.app == "com.example.other-alarm" }.isEmpty)
         }
     }
+
+    @Test("NT-1, CLI-1: offstage device --time-zone moves an alarm set for a time of day; a zone that does not exist is refused")
+    func timeZoneMovesTheDailyAlarm() throws {
+        try withDaemon { daemon in
+            try daemon.install("Alarm", id: Self.alarm, ["OffstageLinux": ["Environment": ["ALARM_AT": "07:00"]]])
+            try daemon.ok("device", "--time-zone", "UTC")
+            let utc = try Self.openAndSchedule(daemon)
+            #expect(Int(utc) % 86_400 == 7 * 3600, "07:00 UTC")
+            let shown = try daemon.ok("device", "--time-zone", "Asia/Tokyo")
+            #expect(shown.contains("Asia/Tokyo"), "\(shown)")
+            let tokyo = try #require(try Self.notifications(daemon, Self.alarm).pending.first?.due)
+            #expect(Int(tokyo) % 86_400 == 22 * 3600, "07:00 in Tokyo is 22:00 UTC")
+            let refused = try daemon.cli(["device", "--time-zone", "Mars/Olympus"])
+            #expect(refused.status != 0 && refused.stderr.contains("Mars/Olympus"), "\(refused.stderr)")
+            #expect(try Self.notifications(daemon).timeZone == "Asia/Tokyo", "nothing changed")
+            #expect(try Self.notifications(daemon, Self.alarm).pending.first?.due == tokyo)
+        }
+    }
 }
