@@ -37,7 +37,8 @@ extension OffstageCore {
         }
         perform(added.actions)
         let due = notifications.pending[id]?[request.identifier]?.due
-        log(now, id, .notification, "scheduled \(QuotedText.quote(request.identifier)) \(request.trigger.summary), due \(due.map(String.init(describing:)) ?? "?")")
+        let wait = due.map { String((($0 - now).inSeconds * 10).rounded() / 10) } ?? "?"
+        log(now, id, .notification, "scheduled \(QuotedText.quote(request.identifier)) \(request.trigger.summary): due in \(wait) s")
         if !added.dropped.isEmpty {
             log(now, id, .warning, "over \(configuration.maximumPendingNotificationsPerApp) pending notifications: dropped the latest, \(added.dropped.joined(separator: ", "))")
         }
