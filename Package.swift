@@ -99,8 +99,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        // Processes tests start and end by pid: any helper (gpsfake, a signalling server) and a private PulseAudio.
-        .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
+        // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, and a
+        // private session bus with the test notification server, run with python3 from its place in the source tree
+        // (found by #filePath).
+        .target(
+            name: "TestProcesses", path: "Tests/TestProcesses", exclude: ["notification_server.py"],
+            swiftSettings: strict),
         .testTarget(
             name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),
         .testTarget(
@@ -115,8 +119,6 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The test notification server, run with python3 from its place in the source tree (found by #filePath).
-            exclude: ["Desktop/notification_server.py"],
             swiftSettings: strict
         ),
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.

@@ -21,6 +21,8 @@ struct Offstaged: AsyncParsableCommand {
             ~/.local/state/offstage. The socket is --socket, else $OFFSTAGE_SOCKET, else \
             $XDG_RUNTIME_DIR/offstage/offstaged.sock, else offstaged.sock in the state folder.
             --config names a JSON file with any of the settings documented in the README (timeouts, budgets, freezer).
+            Delivered notifications are also shown by the desktop's notification service on the session bus at \
+            $DBUS_SESSION_BUS_ADDRESS, unless the setting desktopNotifications is off; the log says at start whether.
             """,
         version: offstageVersion)
 
@@ -74,7 +76,10 @@ struct Offstaged: AsyncParsableCommand {
         let logger = Logger(label: "offstaged")
         // Orphans of apps are re-parented to the daemon, which reaps them (never leaves zombies to PID 1).
         _ = offstage_prctl_set_child_subreaper()
-        let service = OffstageDaemonService(configuration: daemonConfiguration, logger: logger)
+        // Delivered notifications are also shown on the desktop session the daemon runs in (DBUS_SESSION_BUS_ADDRESS).
+        let service = OffstageDaemonService(
+            configuration: daemonConfiguration, logger: logger,
+            notificationDesktop: FreedesktopNotificationDesktop.connector)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         // The settings were validated when read, so the address parses here.
         if let listen = daemonConfiguration.daemon.metricsListen.flatMap(MetricsListenAddress.init) {

@@ -21,10 +21,13 @@ final class DaemonHarness: @unchecked Sendable {
     let root: URL
     let socket: String
     let stateDirectory: String
+    /// Variables the daemon gets on top of the test process's environment.
+    let environment: [String: String]
     private(set) var daemon: Process?
     private var started: [Int32] = []
 
-    init(settings: [String: JSONValue] = DaemonHarness.fastTimings) throws {
+    init(settings: [String: JSONValue] = DaemonHarness.fastTimings, environment: [String: String] = [:]) throws {
+        self.environment = environment
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("offstage-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         socket = root.path + "/offstaged.sock"
@@ -42,6 +45,11 @@ final class DaemonHarness: @unchecked Sendable {
         process.arguments = [
             "--state-dir", stateDirectory, "--socket", socket, "--config", root.path + "/config.json", "--log-level", "info",
         ]
+        // The daemon shows notifications on the desktop session it is given: never the one the tests run in, only a
+        // test's own bus.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["DBUS_SESSION_BUS_ADDRESS"] = nil
+        process.environment = inherited.merging(environment) { _, given in given }
         let log = FileHandle(forWritingAtPath: try touch("daemon.log"))!
         log.seekToEndOfFile()
         process.standardOutput = log
@@ -199,6 +207,11 @@ final class DaemonHarness: @unchecked Sendable {
         return bundles + "/" + names[0]
     }
 
+    /// What the daemon wrote to standard error (its log, at level info), across its starts.
+    var daemonOutput: String {
+        (try? String(contentsOfFile: root.path + "/daemon.log", encoding: .utf8)) ?? ""
+    }
+
     /// The app's own output (stdout and stderr).
     func output(_ id: String) -> String {
         (try? String(contentsOfFile: stateDirectory + "/logs/\(id).log", encoding: .utf8)) ?? ""
@@ -237,11 +250,12 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` with a started harness and always tears it down.
+/// Runs `body` with a started harness (the daemon with `environment` added to its own) and always tears it down.
 func withDaemon(
-    settings: [String: JSONValue] = DaemonHarness.fastTimings, _ body: (DaemonHarness) throws -> Void
+    settings: [String: JSONValue] = DaemonHarness.fastTimings, environment: [String: String] = [:],
+    _ body: (DaemonHarness) throws -> Void
 ) throws {
-    let harness = try DaemonHarness(settings: settings)
+    let harness = try DaemonHarness(settings: settings, environment: environment)
     defer { harness.tearDown() }
     try harness.start()
     try body(harness)

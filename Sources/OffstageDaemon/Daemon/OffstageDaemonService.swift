@@ -187,7 +187,7 @@ public struct OffstageDaemonService: Service {
         do {
             return (try notificationDesktop(address, events), "")
         } catch {
-            return (nil, "the desktop's notification service cannot be reached at \(address): \(error)")
+            return (nil, "cannot connect to the session bus: \(error)")
         }
     }
 

@@ -136,6 +136,18 @@ public final class DesktopNotifications: Sendable {
         return (texts[0], texts[1], texts[2], texts[3])
     }
 
+    /// GetCapabilities, blocking with a timeout (for probing and tests): what the server supports ("actions",
+    /// "body-markup", "sound", …).
+    ///
+    /// - Throws: as ``serverInformation(timeout:)``.
+    public func capabilities(timeout: Duration) throws(DesktopNotificationsError) -> [String] {
+        let reply = try connection.call(Self.call("GetCapabilities", []), timeout: timeout)
+        guard reply.body.count == 1, case .array(.string, let values) = reply.body[0] else {
+            throw .unexpectedReply(method: "GetCapabilities", signature: reply.signature)
+        }
+        return values.compactMap(\.text)
+    }
+
     /// Closes the connection and joins the reader thread. Idempotent. Unanswered `Notify` calls get `.failed`
     /// before it returns; no `.disconnected` follows.
     public func close() {

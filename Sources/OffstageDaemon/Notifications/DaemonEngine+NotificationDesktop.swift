@@ -5,16 +5,18 @@ import OffstageCore
 /// recorded in the store, and the user's clicks and dismissals, which become the core's responses as a tap from the
 /// CLI would.
 extension DaemonEngine {
-    /// From now on notifications are shown on `sink`, or, without one, nowhere for `reason`.
+    /// From now on notifications are shown on `sink`, or, without one, nowhere for `reason`. Said in the log at the
+    /// default level: whether a desktop shows them is the first thing a user wonders about when none appears.
     func useDesktop(_ sink: (any NotificationDesktop)?, unavailable reason: String) {
         eventLoop.preconditionInEventLoop()
         presentation.expireTimeout = configuration.daemon.desktopNotificationExpireTimeout
         if let sink {
             presentation.connect(sink)
-            logger.info("notifications are shown on the desktop")
+            logger.notice("notifications are shown on the desktop: \(sink)")
         } else {
             presentation.disconnect(reason)
-            logger.info("notifications are not shown on a desktop: \(reason)")
+            let fallback = "they are in the delivered list (offstage notifications)"
+            logger.notice("notifications are not shown on a desktop: \(reason); \(fallback)")
         }
     }
 

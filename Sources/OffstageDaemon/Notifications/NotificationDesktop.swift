@@ -4,8 +4,9 @@
 /// The daemon decides what to show and records each step in the store first; a desktop only carries it out and
 /// reports back. Calls come from the daemon's event loop and must not block it. What the desktop answers and what the
 /// user does there arrive as ``NotificationDesktopEvent``s through the handler the desktop was made with, from any
-/// thread: the daemon moves them onto its event loop.
-public protocol NotificationDesktop: Sendable {
+/// thread: the daemon moves them onto its event loop. Its `description` names it in the daemon's log: the service and
+/// where it runs.
+public protocol NotificationDesktop: Sendable, CustomStringConvertible {
     /// Asks the desktop to show `content`. Its answer comes later as ``NotificationDesktopEvent/shown(token:desktopID:)``
     /// or ``NotificationDesktopEvent/failed(token:message:)`` with the same `token`. Throws when the request cannot
     /// even be sent (then no event follows).

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestProcesses
 import Testing
 
 @testable import OffstageDaemon
@@ -71,6 +72,7 @@ struct DesktopNotificationsTests {
             let information = try client.serverInformation(timeout: .seconds(10))
             #expect(information.name == "offstage-test-server" && information.vendor == "Offstage")
             #expect(information.version == "1.0" && information.specVersion == "1.2")
+            #expect(try client.capabilities(timeout: .seconds(10)) == ["actions", "body", "body-markup"])
         }
     }
 

@@ -17,6 +17,7 @@ final class RecordingDesktop: NotificationDesktop {
     struct Refused: Error {}
 
     let state = Mutex(State())
+    let description = "a desktop recording what it is asked"
 
     func show(_ content: NotificationDesktopContent, token: UInt64) throws {
         try state.withLock { state in

@@ -1,35 +1,57 @@
 import Foundation
 import Glibc
-import Synchronization
-import TestProcesses
 import Testing
-
-@testable import OffstageDaemon
 
 /// A private session bus in a temporary folder, and on demand the test notification server on it (SPEC NT-2): the
 /// real `dbus-daemon` and an independent D-Bus implementation (Python's dbus-fast), started and ended by pid.
 ///
 /// The bus reads a configuration of its own with no service directories, so no notification daemon installed on the
-/// machine can be activated behind the test's back.
-final class PrivateSessionBus {
-    static let dbusDaemon = "/usr/bin/dbus-daemon"
+/// machine can be activated behind the test's back. Shared by the desktop client's tests and the daemon's
+/// integration tests; it knows nothing of either. A program it needs that is not installed cancels the test (a skip,
+/// with the package to install), so it is for use inside a test only.
+///
+/// ```swift
+/// let bus = try PrivateSessionBus.start()
+/// defer { bus.stop() }
+/// try bus.startServer()
+/// … connect a client (or start a daemon) with DBUS_SESSION_BUS_ADDRESS = bus.address …
+/// bus.records()                      // the Notify calls the server got
+/// try bus.command("invoke 1 default") // the user clicks notification 1
+/// ```
+public final class PrivateSessionBus {
+    /// Something went wrong with a bus or server that could start.
+    public struct BusError: Error, CustomStringConvertible {
+        /// What went wrong.
+        public let description: String
+        /// An error saying `description`.
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// The bus daemon this starts.
+    public static let dbusDaemon = "/usr/bin/dbus-daemon"
     /// `notification_server.py`, beside this file.
-    static let serverScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    public static let serverScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("notification_server.py").path
 
-    let folder: String
+    /// The bus's folder: configuration, sockets, the server's records and command pipe.
+    public let folder: String
     /// DBUS_SESSION_BUS_ADDRESS of the private bus.
-    let address: String
+    public let address: String
     private let bus: SpawnedProcess
     private var server: SpawnedProcess?
 
     /// The name the bus also listens on in the abstract socket namespace.
-    var abstractName: String { folder + "/abstract" }
-    var recordPath: String { folder + "/notify.jsonl" }
-    var commandPath: String { folder + "/commands" }
+    public var abstractName: String { folder + "/abstract" }
+    /// Where the server appends each Notify call, one JSON object a line.
+    public var recordPath: String { folder + "/notify.jsonl" }
+    /// Where the server appends the id of each CloseNotification call, one a line.
+    public var closeRecordPath: String { folder + "/close.txt" }
+    /// The named pipe the server reads its commands from.
+    public var commandPath: String { folder + "/commands" }
 
-    /// Starts a bus; cancels the test when dbus-daemon is missing (scripts/ensure-packages installs it).
-    static func start() throws -> PrivateSessionBus {
+    /// Starts a bus and waits until it listens; cancels the test when dbus-daemon is missing (scripts/ensure-packages
+    /// installs it).
+    public static func start() throws -> PrivateSessionBus {
         guard FileManager.default.isExecutableFile(atPath: dbusDaemon) else {
             try Test.cancel("dbus-daemon is not installed (Debian package dbus); skipped")
         }
@@ -78,14 +100,16 @@ final class PrivateSessionBus {
         address = printed
     }
 
-    /// Starts the test notification server and waits until it owns its name.
-    func startServer() throws {
+    /// Starts the test notification server and waits until it owns its name; cancels the test when python3 or its
+    /// package dbus-fast is missing.
+    public func startServer() throws {
         guard let python = SpawnedProcess.executable("python3") else {
             try Test.cancel("python3 is not installed; skipped")
         }
         guard mkfifo(commandPath, 0o600) == 0 else { throw BusError("mkfifo failed: errno \(errno)") }
         let output = folder + "/server.out"
-        let started = try SpawnedProcess(python, [Self.serverScript, address, recordPath, commandPath], output: output)
+        let started = try SpawnedProcess(
+            python, [Self.serverScript, address, recordPath, commandPath, closeRecordPath], output: output)
         server = started
         let ready = Self.waitFor(timeout: .seconds(30)) { () -> Bool? in
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -101,7 +125,7 @@ final class PrivateSessionBus {
     }
 
     /// Tells the server to emit a signal ("invoke ID KEY" or "close ID REASON").
-    func command(_ line: String) throws {
+    public func command(_ line: String) throws {
         // Non-blocking: a server that died must fail the test, not hang it. ENXIO while it reopens the FIFO.
         let fd = Self.waitFor(timeout: .seconds(10)) { () -> Int32? in
             let fd = open(commandPath, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
@@ -113,60 +137,48 @@ final class PrivateSessionBus {
         guard write(fd, bytes, bytes.count) == bytes.count else { throw BusError("writing the command failed") }
     }
 
-    /// The Notify calls the server has recorded, as JSON objects.
-    func records() -> [[String: Any]] {
+    /// The Notify calls the server has answered (and the one it holds unanswered, "hang"), as JSON objects, in the
+    /// order they came.
+    public func records() -> [[String: Any]] {
         let text = (try? String(contentsOfFile: recordPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }
     }
 
+    /// The ids the server was asked to close (CloseNotification), in order.
+    public func closeRequests() -> [UInt32] {
+        let text = (try? String(contentsOfFile: closeRecordPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { UInt32($0) }
+    }
+
+    /// Waits up to `timeout` until the server has recorded `count` Notify calls; returns them (fewer if it did not).
+    public func waitForRecords(_ count: Int, timeout: Duration = .seconds(20)) -> [[String: Any]] {
+        Self.waitFor(timeout: timeout) { () -> [[String: Any]]? in
+            let records = records()
+            return records.count >= count ? records : nil
+        } ?? records()
+    }
+
     /// Ends the bus (the server, if it still runs, loses its bus and exits; it is ended by pid too).
-    func stopBus() {
+    public func stopBus() {
         bus.terminate()
     }
 
     /// Ends exactly the processes this bus started, by pid, and removes the folder.
-    func stop() {
+    public func stop() {
         server?.terminate()
         bus.terminate()
         try? FileManager.default.removeItem(atPath: folder)
     }
 
     /// Polls `condition` until it gives a value or `timeout` passes: the waits end on a condition, not a guess.
-    static func waitFor<Value>(timeout: Duration, _ condition: () -> Value?) -> Value? {
+    public static func waitFor<Value>(timeout: Duration, _ condition: () -> Value?) -> Value? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let value = condition() { return value }
             if ContinuousClock.now >= deadline { return nil }
             usleep(10_000)
         }
-    }
-
-    struct BusError: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
-}
-
-/// The events a `DesktopNotifications` delivered, in order, from its reader thread.
-final class DesktopEventLog: Sendable {
-    private let events = Mutex<[DesktopNotificationEvent]>([])
-
-    /// The handler to give `DesktopNotifications`.
-    var handler: @Sendable (DesktopNotificationEvent) -> Void {
-        { [self] event in events.withLock { $0.append(event) } }
-    }
-
-    var all: [DesktopNotificationEvent] { events.withLock { $0 } }
-
-    /// Waits up to `timeout` until `event` has come; whether it did.
-    func waitFor(_ event: DesktopNotificationEvent, timeout: Duration = .seconds(20)) -> Bool {
-        PrivateSessionBus.waitFor(timeout: timeout) { all.contains(event) ? true : nil } ?? false
-    }
-
-    /// Waits up to `timeout` for the first event `match` accepts; returns it.
-    func first<Value>(timeout: Duration = .seconds(20), _ match: (DesktopNotificationEvent) -> Value?) -> Value? {
-        PrivateSessionBus.waitFor(timeout: timeout) { all.lazy.compactMap(match).first }
     }
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A minimal org.freedesktop.Notifications server for the desktop notification tests (SPEC NT-2).
 
-Usage: notification_server.py BUS_ADDRESS RECORD_FILE COMMAND_FIFO
+Usage: notification_server.py BUS_ADDRESS RECORD_FILE COMMAND_FIFO [CLOSE_RECORD_FILE]
 
 Registers org.freedesktop.Notifications on the bus at BUS_ADDRESS with dbus-fast (an implementation independent of
-the client under test), appends every Notify call to RECORD_FILE as one JSON line (hints as {key: [signature, value]}),
-and prints "ready" once the name is owned. Lines written to COMMAND_FIFO make it emit signals:
+the client under test), appends every Notify call to RECORD_FILE as one JSON line (hints as {key: [signature, value]})
+once its reply is on its way, and prints "ready" once the name is owned. Lines written to COMMAND_FIFO make it emit
+signals:
     invoke ID KEY      ActionInvoked(ID, KEY)
     close ID REASON    NotificationClosed(ID, REASON)
-A Notify whose summary is "hang" is never answered, so a test can leave a call pending.
+A Notify whose summary is "hang" is never answered (and recorded at once), so a test can leave a call pending. With
+CLOSE_RECORD_FILE, the id of every CloseNotification call is appended to it, one a line.
 """
 
 import asyncio
@@ -25,10 +27,16 @@ OBJECT_PATH = "/org/freedesktop/Notifications"
 
 
 class Notifications(ServiceInterface):
-    def __init__(self, record_path):
+    def __init__(self, record_path, close_record_path):
         super().__init__(BUS_NAME)
         self.next_id = 1
         self.record_path = record_path
+        self.close_record_path = close_record_path
+
+    @staticmethod
+    def append(path, line):
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
 
     @dbus_method()
     async def Notify(
@@ -46,19 +54,24 @@ class Notifications(ServiceInterface):
             "hints": {key: [value.signature, value.value] for key, value in hints.items()},
             "expire_timeout": expire_timeout,
         }
-        with open(self.record_path, "a", encoding="utf-8") as file:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        line = json.dumps(record, ensure_ascii=False)
         if summary == "hang":
+            self.append(self.record_path, line)
             await asyncio.Future()  # never answered: the test ends the bus while the call waits
+        # Recorded once the reply is sent: dbus-fast sends it from a callback of this task added before this one, so a
+        # test that saw the record and then asks for a signal has the signal arrive after the reply.
+        asyncio.current_task().add_done_callback(lambda _: self.append(self.record_path, line))
         return notification_id
 
     @dbus_method()
     def CloseNotification(self, notification_id: "u"):
+        if self.close_record_path:
+            self.append(self.close_record_path, str(notification_id))
         self.NotificationClosed(notification_id, 3)
 
     @dbus_method()
     def GetCapabilities(self) -> "as":
-        return ["actions", "body"]
+        return ["actions", "body", "body-markup"]
 
     @dbus_method()
     def GetServerInformation(self) -> "ssss":
@@ -87,8 +100,9 @@ def read_commands(fifo_path, loop, interface):
 
 async def main():
     address, record_path, fifo_path = sys.argv[1:4]
+    close_record_path = sys.argv[4] if len(sys.argv) > 4 else None
     bus = await MessageBus(bus_address=address).connect()
-    interface = Notifications(record_path)
+    interface = Notifications(record_path, close_record_path)
     bus.export(OBJECT_PATH, interface)
     await bus.request_name(BUS_NAME)
     threading.Thread(target=read_commands, args=(fifo_path, asyncio.get_running_loop(), interface), daemon=True).start()
