@@ -10,6 +10,10 @@ final class HarnessDaemon {
     var socket: String { root + "/offstaged.sock" }
     var state: String { root + "/state" }
     private(set) var process: Process?
+    /// When each kill -9 happened (seconds since the epoch), to see where they fell against due times.
+    private(set) var killTimes: [Double] = []
+    /// When each start first answered: with `killTimes`, when the daemon was down.
+    private(set) var answerTimes: [Double] = []
 
     init(root: String, settings: [String: Double]) throws {
         self.root = root
@@ -40,6 +44,7 @@ final class HarnessDaemon {
                     ControlInterface.Method.status, VarlinkEmpty(), as: ControlInterface.StatusReply.self,
                     timeout: .seconds(5))) != nil
                 {
+                    answerTimes.append(Date().timeIntervalSince1970)
                     return Date().timeIntervalSince(started)
                 }
             }
@@ -52,6 +57,7 @@ final class HarnessDaemon {
     /// `kill -9`.
     func crash() {
         guard let process, process.isRunning else { return }
+        killTimes.append(Date().timeIntervalSince1970)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
