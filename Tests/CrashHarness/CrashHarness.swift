@@ -138,6 +138,10 @@ final class CrashRun {
         for number in 1...max(1, cycles) {
             cycle = number
             do {
+                if number > 1, notificationRandom.chance(0.12) {
+                    try daemon.startAndCrash(after: notificationRandom.uniform(0, 0.15))
+                    report.notifications.killsDuringStart += 1
+                }
                 let recovery = try daemon.start()
                 report.recoveries.append(recovery)
                 if number == 1 { try installNotificationApp() }

@@ -21,21 +21,18 @@ final class HarnessDaemon {
         try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: root + "/config.json"))
     }
 
+    /// Starts the daemon and kills it `seconds` later, before or after it first answers: a kill in the middle of its
+    /// start-up (reading the store back, re-adopting the apps, firing what fell due while it was down).
+    func startAndCrash(after seconds: Double) throws {
+        let (process, _) = try spawn()
+        usleep(UInt32(seconds * 1_000_000))
+        guard process.isRunning else { throw HarnessFailure("offstaged exited at start; see \(root)/daemon.log") }
+        crash()
+    }
+
     /// Starts the daemon; returns the seconds from spawning it to its first answer on the socket.
     func start() throws -> Double {
-        let process = Process()
-        process.executableURL = Self.products.appendingPathComponent("offstaged")
-        process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "warning"]
-        if !FileManager.default.fileExists(atPath: root + "/daemon.log") {
-            _ = FileManager.default.createFile(atPath: root + "/daemon.log", contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/daemon.log"))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        let started = Date()
-        try process.run()
-        self.process = process
+        let (process, started) = try spawn()
         // A bare Varlink call, polled: a CLI process per try would add its own start-up to the figure.
         while Date().timeIntervalSince(started) < 30 {
             if let connection = try? VarlinkConnection(path: socket) {
@@ -52,6 +49,24 @@ final class HarnessDaemon {
             usleep(1_000)
         }
         throw HarnessFailure("offstaged did not answer within 30 s")
+    }
+
+    /// Spawns the daemon; returns it and when it was spawned.
+    private func spawn() throws -> (Process, Date) {
+        let process = Process()
+        process.executableURL = Self.products.appendingPathComponent("offstaged")
+        process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "warning"]
+        if !FileManager.default.fileExists(atPath: root + "/daemon.log") {
+            _ = FileManager.default.createFile(atPath: root + "/daemon.log", contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/daemon.log"))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        let started = Date()
+        try process.run()
+        self.process = process
+        return (process, started)
     }
 
     /// `kill -9`.

@@ -69,7 +69,11 @@ extension CrashRun {
         let down: [(from: Double, to: Double)] = daemon.killTimes.map { kill in
             (kill, daemon.answerTimes.first { $0 > kill } ?? .infinity)
         }
-        func dueWhileDown(_ due: Double) -> Bool { down.contains { due >= $0.from && due <= $0.to } }
+        /// Whether the wait from due time to delivery crossed a time the daemon was down (it was due while the
+        /// daemon was down, or just before a kill that came before the daemon fired it).
+        func crossedDown(_ record: NotificationsControlInterface.AppDeliveredMessage) -> Bool {
+            down.contains { record.due <= $0.to && record.deliveredAt >= $0.from }
+        }
         for identifier in notifications.order {
             guard let entry = notifications.tracked[identifier] else { continue }
             let mine = (records[identifier] ?? []).sorted { $0.due < $1.due }
@@ -94,11 +98,15 @@ extension CrashRun {
                     if entry.outcome == .uncertain, !mine.isEmpty { figures.uncertainFired += 1 }
                     for record in mine {
                         if record.late { figures.late += 1 }
-                        if dueWhileDown(record.due) {
-                            figures.dueWhileDown += 1
-                            if record.late { figures.lateWhileDown += 1 }
+                        if crossedDown(record) {
+                            figures.acrossRestart += 1
+                            if record.late { figures.lateAcrossRestart += 1 }
                         } else {
-                            figures.delaysWhileUp.append(record.deliveredAt - record.due)
+                            let delay = record.deliveredAt - record.due
+                            figures.delaysWhileUp.append(delay)
+                            if delay > (figures.slowest?.delay ?? -1) {
+                                figures.slowest = (record.request.identifier, record.due, delay)
+                            }
                         }
                         if record.route == "app" { figures.awaitingApp += 1 }
                     }

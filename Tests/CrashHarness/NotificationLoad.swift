@@ -103,16 +103,18 @@ struct NotificationFigures {
     var killsMidAdd = 0
     var killsAimedAtDue = 0
     var killsAimedAtBurst = 0
+    /// Kills 0–150 ms after spawning the daemon, in the middle of its start-up.
+    var killsDuringStart = 0
     /// From the final lists.
     var fired = 0
     var firedOneShot = 0
     var firedRepeating = 0
     var uncertainFired = 0
     var late = 0
-    /// Deliveries whose due time fell while the daemon was down (from a kill to the next start's first answer), and
-    /// how many of those came late.
-    var dueWhileDown = 0
-    var lateWhileDown = 0
+    /// Deliveries whose wait crossed a time the daemon was down (from a kill to the next start's first answer): due
+    /// while it was down, or due just before a kill that came before the firing; and how many of those came late.
+    var acrossRestart = 0
+    var lateAcrossRestart = 0
     var coalesced = 0
     var awaitingApp = 0
     var killsWithin5ms = 0
@@ -120,6 +122,8 @@ struct NotificationFigures {
     var killsInBurst = 0
     var burstDues = 0
     var delaysWhileUp: [Double] = []
+    /// The one of those that came last after its due time.
+    var slowest: (identifier: String, due: Double, delay: Double)?
     var lost = 0
     var duplicated = 0
     var overdue = 0
@@ -136,11 +140,11 @@ struct NotificationFigures {
             (\(repeating) repeating), \(uncertain) cut off by a kill (\(uncertainFired) of them fired), \(neverSent) never sent, \
             \(refused.values.reduce(0, +)) refused\(refusals)
             notifications fired: \(fired) (\(firedOneShot) one-shot, \(firedRepeating) repeats), \(late) late, \(coalesced) \
-            repeats coalesced after a late firing, \(awaitingApp) awaiting the app at the end; \(dueWhileDown) due while the daemon \
-            was down (\(lateWhileDown) of them late); delay of the others p50 \(ms(quantile(0.5))) ms, p99 \(ms(quantile(0.99))) ms, \
-            max \(ms(sorted.last ?? 0)) ms
+            repeats coalesced after a late firing, \(awaitingApp) awaiting the app at the end; \(acrossRestart) fired after a restart \
+            (\(lateAcrossRestart) of them late); the others' delay p50 \(ms(quantile(0.5))) ms, p99 \(ms(quantile(0.99))) ms, \
+            max \(ms(sorted.last ?? 0)) ms\(slowest.map { " (\($0.identifier), due \(instant($0.due)))" } ?? "")
             notification kills: \(killsMidAdd) in the middle of Add calls, \(killsAimedAtDue) aimed at a due time, \
-            \(killsAimedAtBurst) at a burst; \(killsWithin5ms) within 5 ms of a due time, \(killsWithin50ms) within 50 ms, \
+            \(killsAimedAtBurst) at a burst, \(killsDuringStart) during start-up; \(killsWithin5ms) within 5 ms of a due time, \(killsWithin50ms) within 50 ms, \
             \(killsInBurst) during a burst (\(burstDues) bursts of 3 or more)
             notifications lost: \(lost), duplicated: \(duplicated), overdue after a restart: \(overdue), wrong late flag: \
             \(wrongLate), wrong due time: \(wrongDue)
@@ -295,7 +299,7 @@ extension CrashRun {
     }
 
     /// Opens the notification app and adds a batch of requests from inside it; with `killing`, kills the daemon a
-    /// random moment after the client connected (in the middle of the calls, mostly). Returns whether it killed, and
+    /// moment around one of the calls (in the middle of the calls, mostly). Returns whether it killed, and
     /// the due time of the burst if one was asked for and acknowledged.
     func scheduleNotifications(burst: Bool, killing: Bool) throws -> (killed: Bool, burstDue: Double?) {
         let (pid, problem) = try alarmInFront()
@@ -321,9 +325,11 @@ extension CrashRun {
         defer { clientPids.remove(client.processIdentifier) }
         let reader = LineReader(fd: out.fileHandleForReading.fileDescriptor)
         var killed = false
-        if killing, reader.waitFor(line: "connected", seconds: 20) {
-            // Each Add is a write to the store: a debug daemon takes about a millisecond or two.
-            usleep(UInt32(notificationRandom.index(below: requests.count * 2_000 + 1)))
+        // Aimed at one of the calls: as the client says it sends it, or up to a millisecond later (each Add is a
+        // write to the store, a millisecond or so).
+        let aim = requests[notificationRandom.index(below: requests.count)].identifier
+        if killing, reader.waitFor(line: "sent \(aim)", seconds: 20) {
+            usleep(UInt32(notificationRandom.index(below: 1_001)))
             daemon.crash()
             killed = true
         }
