@@ -56,6 +56,11 @@ final class HarnessDaemon {
         let process = Process()
         process.executableURL = Self.products.appendingPathComponent("offstaged")
         process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "warning"]
+        // No desktop session: a run started from one must not put its thousand notifications on the user's screen
+        // (the checks read the daemon's delivered list, not a desktop).
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        process.environment = environment
         if !FileManager.default.fileExists(atPath: root + "/daemon.log") {
             _ = FileManager.default.createFile(atPath: root + "/daemon.log", contents: nil)
         }
