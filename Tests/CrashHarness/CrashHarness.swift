@@ -9,11 +9,18 @@ import OffstageSimulator
 ///
 ///     CrashHarness [--cycles N] [--seed S] [--keep]
 ///
+/// Local notifications are part of the mix (``NotificationLedger``): a real app adds them from inside, and the kills
+/// are aimed at the `Add` calls, at due times and at bursts.
+///
 /// Exit status 0 when no invariant was broken, 1 otherwise (each violation is printed with its cycle, so a run is
 /// replayed with the same seed). `--keep` leaves the working folder for inspection.
 @main
 struct CrashHarness {
     static func main() {
+        // The Add client the harness runs inside the notification app's cgroup (see `scheduleNotifications`).
+        if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--add-client" {
+            AddClient.run(socket: CommandLine.arguments[2], requests: CommandLine.arguments[3])
+        }
         var cycles = 50
         var seed: UInt64 = 1
         var keep = false
@@ -80,6 +87,12 @@ struct HarnessApp {
 final class CrashRun {
     let daemon: HarnessDaemon
     var random: SeededGenerator
+    /// The notification decisions draw from their own generator, so the operations a seed gives are the same as
+    /// before notifications were part of the mix.
+    var notificationRandom: SeededGenerator
+    var notifications = NotificationLedger()
+    /// Add clients running, to end them by pid if the harness is interrupted.
+    var clientPids: Set<Int32> = []
     var acknowledged = AcknowledgedState()
     var report = CrashReport()
     var cycle = 0
@@ -88,14 +101,18 @@ final class CrashRun {
 
     init(seed: UInt64) throws {
         random = SeededGenerator(seed: seed)
+        notificationRandom = SeededGenerator(seed: seed ^ 0x6E6F_7469_6669_6361)
         report.seed = seed
         let root = NSTemporaryDirectory() + "offstage-crash-\(seed)-\(getpid())"
         try? FileManager.default.removeItem(atPath: root)
         daemon = try HarnessDaemon(root: root, settings: [
             "suspendDelay": 0.2, "willTerminateTimeout": 1, "terminationGrace": 0.4, "didEnterBackgroundTimeout": 1,
             "callbackTimeout": 1, "backgroundTaskBudget": 6, "expirationWarning": 1, "reattachTimeout": 3,
+            // Repeating notifications every few seconds, so they repeat within a run; every delivery kept, so a
+            // duplicate or a gap cannot hide behind the trimming of the delivered list.
+            "minimumNotificationRepeatInterval": 1, "maximumDeliveredNotificationsPerApp": 10_000,
         ])
-        for app in HarnessApp.all { try makeBundle(app) }
+        for app in HarnessApp.all + [HarnessApp.alarm] { try makeBundle(app) }
     }
 
     func bundlePath(_ app: HarnessApp) -> String { daemon.root + "/source/" + app.id }
@@ -121,20 +138,50 @@ final class CrashRun {
         for number in 1...max(1, cycles) {
             cycle = number
             do {
+                if number > 1, notificationRandom.chance(0.12) {
+                    try daemon.startAndCrash(after: notificationRandom.uniform(0, 0.15))
+                    report.notifications.killsDuringStart += 1
+                }
                 let recovery = try daemon.start()
                 report.recoveries.append(recovery)
+                if number == 1 { try installNotificationApp() }
                 if number > 1 { try checkAfterRestart() }
                 let operations = 1 + random.index(below: 6)
+                let plan = notificationPlan()
+                // The batch of notifications goes before one of the operations, or after them all when the kill is
+                // aimed at its Add calls.
+                let batchAt = plan.map { $0 == .midAdd ? operations : notificationRandom.index(below: operations) } ?? -1
+                var burstDue: Double?
                 for index in 0..<operations {
-                    let midCall = index == operations - 1 && random.chance(0.5)
+                    if index == batchAt { burstDue = try scheduleNotifications(burst: plan == .burst, killing: false).burstDue }
+                    // Drawn as before notifications were in the mix; a kill aimed elsewhere takes the place of this one.
+                    let drawn = index == operations - 1 && random.chance(0.5)
+                    let midCall = drawn && (plan == nil || plan == .ordinary)
                     try perform(randomOperation(), killingMidCall: midCall)
                     if !midCall, daemon.process?.isRunning != true { violation("the daemon died by itself") }
+                }
+                if batchAt == operations { _ = try scheduleNotifications(burst: false, killing: true) }
+                if plan == .atDue || plan == .burst {
+                    switch killAroundDue(burstDue: plan == .burst ? burstDue : nil) {
+                    case .burst: report.notifications.killsAimedAtBurst += 1
+                    case .atDue: report.notifications.killsAimedAtDue += 1
+                    default: break
+                    }
                 }
                 daemon.crash()
                 report.crashes += 1
             } catch {
                 violation("\(error)")
                 daemon.crash()
+            }
+            // Now and then the daemon stays down a while, so due times pass while it is down (they fire at start, late
+            // after a second), and rarely longer than a repeat interval (the missed times of a repeating request fire
+            // once).
+            let pause = notificationRandom.unit()
+            if pause < 0.04 {
+                usleep(UInt32(notificationRandom.uniform(2.5, 5) * 1_000_000))
+            } else if pause < 0.27 {
+                usleep(UInt32(notificationRandom.uniform(0, 1.5) * 1_000_000))
             }
             if number % 10 == 0 {
                 print("\(number) cycles, \(report.violations.count) violations")
@@ -268,6 +315,12 @@ final class CrashRun {
             if daemon.process == nil { report.recoveries.append(try daemon.start()) }
             cycle += 1
             try checkAfterRestart()
+            // Past every one-shot due time, every acknowledged notification must have fired, once.
+            let last = notifications.order.compactMap { notifications.tracked[$0] }.filter { $0.step == nil }
+                .map { $0.due ?? $0.aimed }.max() ?? 0
+            let wait = last + NotificationChecks.overdueGrace - Date().timeIntervalSince1970
+            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            try checkNotifications(final: true)
             let pids = try daemon.apps().compactMap(\.pid)
             seenPids.formUnion(pids)
             daemon.stop()
@@ -283,6 +336,7 @@ final class CrashRun {
         // A graceful stop ends the apps and removes the daemon's cgroups, which a kill -9 leaves for re-adoption.
         if daemon.process == nil { _ = try? daemon.start() }
         daemon.stop()
+        for pid in clientPids where CrashInvariants.isAlive(pid) { kill(pid, SIGKILL) }
         for pid in seenPids.union(CrashInvariants.processesRunning(under: daemon.state + "/bundles")) where CrashInvariants.isAlive(pid) {
             kill(pid, SIGKILL)
         }

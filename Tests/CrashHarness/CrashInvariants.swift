@@ -62,6 +62,8 @@ enum CrashInvariants {
 extension CrashRun {
     /// Checks every invariant against the restarted daemon, then takes its answers for what was uncertain.
     func checkAfterRestart() throws {
+        // First, while what fell due during the kill has just been fired (or not).
+        try checkNotifications(final: false)
         let apps = try daemon.apps()
         let ids = apps.map(\.id)
         if Set(ids).count != ids.count { violation("an app is listed twice: \(ids)") }
@@ -149,6 +151,7 @@ struct CrashReport {
     var recoveries: [Double] = []
     var violations: [String] = []
     var seconds = 0.0
+    var notifications = NotificationFigures()
 
     var summary: String {
         let sorted = recoveries.sorted()
@@ -160,6 +163,7 @@ struct CrashReport {
             (\(acknowledged) acknowledged, \(uncertain) cut off), \(String(format: "%.0f", seconds)) s
             recovery (spawn to first answer): p50 \(milliseconds(quantile(0.5))) ms, p99 \(milliseconds(quantile(0.99))) ms, \
             max \(milliseconds(sorted.last ?? 0)) ms; \(overTarget) of \(sorted.count) over the 500 ms target
+            \(notifications.summary)
             violations: \(violations.count)\(violations.isEmpty ? "" : "\n  " + violations.joined(separator: "\n  "))
             """
     }

@@ -10,6 +10,10 @@ final class HarnessDaemon {
     var socket: String { root + "/offstaged.sock" }
     var state: String { root + "/state" }
     private(set) var process: Process?
+    /// When each kill -9 happened (seconds since the epoch), to see where they fell against due times.
+    private(set) var killTimes: [Double] = []
+    /// When each start first answered: with `killTimes`, when the daemon was down.
+    private(set) var answerTimes: [Double] = []
 
     init(root: String, settings: [String: Double]) throws {
         self.root = root
@@ -17,11 +21,46 @@ final class HarnessDaemon {
         try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: root + "/config.json"))
     }
 
+    /// Starts the daemon and kills it `seconds` later, before or after it first answers: a kill in the middle of its
+    /// start-up (reading the store back, re-adopting the apps, firing what fell due while it was down).
+    func startAndCrash(after seconds: Double) throws {
+        let (process, _) = try spawn()
+        usleep(UInt32(seconds * 1_000_000))
+        guard process.isRunning else { throw HarnessFailure("offstaged exited at start; see \(root)/daemon.log") }
+        crash()
+    }
+
     /// Starts the daemon; returns the seconds from spawning it to its first answer on the socket.
     func start() throws -> Double {
+        let (process, started) = try spawn()
+        // A bare Varlink call, polled: a CLI process per try would add its own start-up to the figure.
+        while Date().timeIntervalSince(started) < 30 {
+            if let connection = try? VarlinkConnection(path: socket) {
+                defer { connection.close() }
+                if (try? connection.call(
+                    ControlInterface.Method.status, VarlinkEmpty(), as: ControlInterface.StatusReply.self,
+                    timeout: .seconds(5))) != nil
+                {
+                    answerTimes.append(Date().timeIntervalSince1970)
+                    return Date().timeIntervalSince(started)
+                }
+            }
+            guard process.isRunning else { throw HarnessFailure("offstaged exited at start; see \(root)/daemon.log") }
+            usleep(1_000)
+        }
+        throw HarnessFailure("offstaged did not answer within 30 s")
+    }
+
+    /// Spawns the daemon; returns it and when it was spawned.
+    private func spawn() throws -> (Process, Date) {
         let process = Process()
         process.executableURL = Self.products.appendingPathComponent("offstaged")
         process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "warning"]
+        // No desktop session: a run started from one must not put its thousand notifications on the user's screen
+        // (the checks read the daemon's delivered list, not a desktop).
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        process.environment = environment
         if !FileManager.default.fileExists(atPath: root + "/daemon.log") {
             _ = FileManager.default.createFile(atPath: root + "/daemon.log", contents: nil)
         }
@@ -32,26 +71,13 @@ final class HarnessDaemon {
         let started = Date()
         try process.run()
         self.process = process
-        // A bare Varlink call, polled: a CLI process per try would add its own start-up to the figure.
-        while Date().timeIntervalSince(started) < 30 {
-            if let connection = try? VarlinkConnection(path: socket) {
-                defer { connection.close() }
-                if (try? connection.call(
-                    ControlInterface.Method.status, VarlinkEmpty(), as: ControlInterface.StatusReply.self,
-                    timeout: .seconds(5))) != nil
-                {
-                    return Date().timeIntervalSince(started)
-                }
-            }
-            guard process.isRunning else { throw HarnessFailure("offstaged exited at start; see \(root)/daemon.log") }
-            usleep(1_000)
-        }
-        throw HarnessFailure("offstaged did not answer within 30 s")
+        return (process, started)
     }
 
     /// `kill -9`.
     func crash() {
         guard let process, process.isRunning else { return }
+        killTimes.append(Date().timeIntervalSince1970)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil

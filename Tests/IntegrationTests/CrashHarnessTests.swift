@@ -2,11 +2,12 @@ import Foundation
 import Testing
 
 /// The short, seeded run of the crash harness (`Tests/CrashHarness`): fifty kill -9 of a real daemon under a mix of
-/// operations, half of them in the middle of a call, with every invariant checked after each restart. Long runs are
-/// the same program with more cycles and other seeds (see RELIABILITY.md).
-@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, LC-8)", .serialized)
+/// operations, half of them in the middle of a call, with local notifications added from inside a real app and kills
+/// aimed at their Add calls, their due times and bursts; every invariant checked after each restart. Long runs are the
+/// same program with more cycles and other seeds (see RELIABILITY.md).
+@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, LC-8, NT-1, NT-2)", .serialized)
 struct CrashHarnessTests {
-    @Test("§11: fifty kill -9 under load lose no acknowledged change and leave no copy, process or freeze behind")
+    @Test("§11: fifty kill -9 under load lose no acknowledged change or notification, fire none twice, leave nothing behind")
     func shortSeededRun() throws {
         let harness = Process()
         harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
@@ -19,5 +20,22 @@ struct CrashHarnessTests {
         harness.waitUntilExit()
         #expect(harness.terminationStatus == 0, "\(text)")
         #expect(text.contains("50 kill -9") && text.contains("violations: 0"), "\(text)")
+        #expect(text.contains("notifications lost: 0, duplicated: 0,"), "\(text)")
+        // The notifications were really exercised: some acknowledged, some fired, some Add calls cut by a kill.
+        #expect(number(before: " acknowledged (", in: text) > 0, "\(text)")
+        #expect(number(after: "notifications fired: ", in: text) > 0, "\(text)")
+        #expect(number(before: " in the middle of Add calls", in: text) > 0, "\(text)")
+    }
+
+    /// The number just before `label` in the harness's summary, or -1.
+    func number(before label: String, in text: String) -> Int {
+        guard let range = text.range(of: label) else { return -1 }
+        return Int(text[..<range.lowerBound].split(separator: " ").last ?? "") ?? -1
+    }
+
+    /// The number just after `label` in the harness's summary, or -1.
+    func number(after label: String, in text: String) -> Int {
+        guard let range = text.range(of: label) else { return -1 }
+        return Int(text[range.upperBound...].prefix { $0.isNumber }) ?? -1
     }
 }
