@@ -27,6 +27,8 @@ import OffstageProtocol
 /// date sent as seconds in a double can land a few hundred nanoseconds past the millisecond meant: each delivery is
 /// measured against the due time the daemon reports, and the benchmark counts those that moved.
 ///
+/// `OFFSTAGE_NOTIFY_SAMPLES=FILE` writes every recorded slot's samples (ns) to FILE as CSV, in time order.
+///
 /// The daemon keeps up to 1,000 pending and delivered notifications per app for this run (its defaults are 128 and
 /// 64), so that one app per series covers the whole window; the limits change nothing on the timer's path.
 enum NotificationLatenessBenchmark {
@@ -74,6 +76,15 @@ enum NotificationLatenessBenchmark {
             "Notifications: due → delivered lateness, \(recorded) per series after \(warmup) warm-up, one every \(period) ms")
         let figures = try measure()
         report(benchmark, figures)
+        if let path = ProcessInfo.processInfo.environment["OFFSTAGE_NOTIFY_SAMPLES"], !path.isEmpty {
+            // Every recorded slot's samples (ns), to look at the tail in time order.
+            var csv = "slot,user,app,app_daemon,app_trip,bare\n"
+            for index in 0..<recorded {
+                csv += "\(warmup + index),\(figures.user[index]),\(figures.app[index]),\(figures.appDaemon[index]),\(figures.appTrip[index]),\(figures.bare[index])\n"
+            }
+            try csv.write(toFile: path, atomically: true, encoding: .utf8)
+            Report.line("samples written to \(path)")
+        }
     }
 
     static func measure() throws -> Figures {
