@@ -12,6 +12,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(name: "Offstage", path: ".."),
+        // The daemon's own event loops, for the notification benchmark's bare-timer baseline (the same version the
+        // main package resolves).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Clock, percentiles, plain Unix sockets and the report formats shared by the probe and the benchmarks.
@@ -54,6 +57,9 @@ let package = Package(
                 .product(name: "OffstageCore", package: "Offstage"),
                 // `offstage_open_pty`: the accessory benchmark's stand-in serial port.
                 .product(name: "COffstageSystem", package: "Offstage"),
+                // `scheduleTask` on an event loop: the timer the daemon arms for its next deadline, armed bare.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/OffstageBenchmarks",
             swiftSettings: strict,

@@ -37,9 +37,12 @@ final class DaemonFixture: @unchecked Sendable {
     private var helpers: [ChildProcess] = []
     private var connection: VarlinkConnection?
     private var appPids: Set<Int32> = []
+    /// Arguments the next daemon started gets besides its folders (`--log-level info`).
+    var extraArguments: [String] = []
 
-    /// Creates the folder and writes the daemon's configuration file with `settings` (keys of `--config`).
-    init(settings: [String: Double] = [:]) throws {
+    /// Creates the folder and writes the daemon's configuration file with `settings` (keys of `--config`: numbers,
+    /// or whatever JSON value a key takes).
+    init(settings: [String: Any] = [:]) throws {
         var template = Array("/tmp/offstage-bench-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw SystemCallError("mkdtemp")
@@ -72,7 +75,7 @@ final class DaemonFixture: @unchecked Sendable {
     func spawn() throws -> ChildProcess {
         let process = try ChildProcess(
             try Products.path("offstaged"),
-            ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/config.json"],
+            ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/config.json"] + extraArguments,
             outputPath: root + "/daemon.log")
         daemon = process
         return process

@@ -74,6 +74,29 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Notifications: due → delivered lateness",
+        configuration: once(
+            [Metrics.notificationUserLateness, Metrics.notificationAppLateness, Metrics.notificationBareLateness],
+            seconds: 300)
+    ) { benchmark in
+        try NotificationLatenessBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Notifications: 64,000 pending across 1,000 apps",
+        configuration: once(
+            [
+                Metrics.notificationScaleRSS, Metrics.notificationScaleReadBackRSS, Metrics.notificationEmptyRSS,
+                Metrics.notificationEmptyReadBackRSS, Metrics.notificationRestartAnswered,
+                Metrics.notificationRestartListed, Metrics.notificationRestartEmpty, Metrics.notificationAddScale,
+                Metrics.notificationAddEmpty,
+            ],
+            seconds: 1_200)
+    ) { benchmark in
+        try NotificationScaleBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Idle wake-ups, 60 s",
         configuration: once([Metrics.wakeups, Metrics.emptyWakeups, Metrics.tickWakeups], seconds: 300)
     ) { benchmark in

@@ -96,6 +96,20 @@ enum Metrics {
     static let concurrentRate = BenchmarkMetric.custom("SDK calls/s, 50 apps at once", polarity: .prefersLarger, useScalingFactor: false)
     static let aloneRate = BenchmarkMetric.custom("SDK calls/s, 1 app alone", polarity: .prefersLarger, useScalingFactor: false)
 
+    static let notificationUserLateness = latency("notification due → delivered to the user")
+    static let notificationAppLateness = latency("notification due → app's will-present handler")
+    static let notificationBareLateness = latency("bare NIO timer due → fired")
+
+    static let notificationScaleRSS = count("daemon VmRSS, 64,000 pending notifications (kB)")
+    static let notificationScaleReadBackRSS = count("daemon VmRSS, 64,000 pending, read back (kB)")
+    static let notificationEmptyRSS = count("daemon VmRSS, 1,000 apps, 0 notifications (kB)")
+    static let notificationEmptyReadBackRSS = count("daemon VmRSS, 1,000 apps, 0 notifications, read back (kB)")
+    static let notificationRestartAnswered = latency("restart → answers, 64,000 pending")
+    static let notificationRestartListed = latency("restart → 64,000 pending listed")
+    static let notificationRestartEmpty = latency("restart → answers, 0 notifications")
+    static let notificationAddScale = latency("add one notification, 64,000 pending")
+    static let notificationAddEmpty = latency("add one notification, 0 pending")
+
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
     static let tickWakeups = count("1 Hz timer wake-ups in 60 s")

@@ -43,3 +43,21 @@ public enum MonotonicClock {
     /// Sleeps for `milliseconds`.
     public static func sleep(milliseconds: UInt64) { sleep(nanoseconds: milliseconds * 1_000_000) }
 }
+
+/// `CLOCK_REALTIME`, the clock the daemon's deadlines are on (notification due times are wall-clock instants): the
+/// notification benchmarks compare a due time with the moment something happened on this clock, in whichever process.
+public enum WallClock {
+    /// Nanoseconds since the Unix epoch.
+    @inline(__always)
+    public static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+    }
+
+    /// Whole milliseconds since the Unix epoch, rounded up.
+    public static func nowMillisecondsUp() -> Int64 {
+        let nanoseconds = now()
+        return (nanoseconds + 999_999) / 1_000_000
+    }
+}

@@ -24,6 +24,10 @@ import OffstageProtocol
 /// - `--accessory PATH --report SOCKET`: registers accessory `bench` at PATH (external-accessory), opens a session to
 ///   it once it is connected, which hands the session to the daemon, and reports when each data handler begins
 ///   (see ``AccessoryProbe``).
+/// - `--notify-late PLAN --report SOCKET [--exit]`: adds the notifications PLAN lists and reports when each reaches
+///   its will-present handler (see ``LatenessProbe``).
+/// - `--notify-scale COUNT_FILE --report SOCKET [--listen SOCKET]`: adds as many realistic notifications as COUNT_FILE
+///   says, and times adding one more on command (see ``NotificationScaleProbe``).
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
@@ -41,12 +45,16 @@ final class ProbeDelegate: ApplicationDelegate {
         case scale(ScaleOptions)
         case voip(connect: String, report: String)
         case accessory(path: String, report: String)
+        case notifyLate(plan: String, report: String, exit: Bool)
+        case notifyScale(countFile: String, report: String, listen: String?)
         case idle
     }
 
     let mode: Mode
     var voip: VoIPProbe?
     var accessory: AccessoryProbe?
+    var lateness: LatenessProbe?
+    var notificationScale: NotificationScaleProbe?
     var callsStarted = false
     var scaleSubmitted = 0
     var scaleRefused: [String] = []
@@ -72,6 +80,10 @@ final class ProbeDelegate: ApplicationDelegate {
             mode = .voip(connect: connect, report: report)
         } else if let path = value("--accessory"), let report = value("--report") {
             mode = .accessory(path: path, report: report)
+        } else if let plan = value("--notify-late"), let report = value("--report") {
+            mode = .notifyLate(plan: plan, report: report, exit: arguments.contains("--exit"))
+        } else if let countFile = value("--notify-scale"), let report = value("--report") {
+            mode = .notifyScale(countFile: countFile, report: report, listen: value("--listen"))
         } else if arguments.contains("--scale"), let report = value("--report") {
             mode = .scale(
                 ScaleOptions(
@@ -90,6 +102,14 @@ final class ProbeDelegate: ApplicationDelegate {
         if case .accessory(let path, let report) = mode {
             accessory = AccessoryProbe(path: path, report: report)
             accessory?.start()
+        }
+        if case .notifyLate(let plan, let report, let exit) = mode {
+            lateness = LatenessProbe(plan: plan, report: report, exit: exit)
+            lateness?.start()
+        }
+        if case .notifyScale(let countFile, let report, let listen) = mode {
+            notificationScale = NotificationScaleProbe(countFile: countFile, report: report, listen: listen)
+            notificationScale?.start()
         }
         guard case .scale(let options) = mode else { return true }
         if let listen = options.listen {
@@ -164,6 +184,10 @@ final class ProbeDelegate: ApplicationDelegate {
             } catch {
                 print("probe: cannot report to \(report): \(error)")
             }
+        case .notifyLate:
+            lateness?.becameActive()
+        case .notifyScale:
+            notificationScale?.becameActive()
         case .idle, .voip, .accessory:
             break
         }
