@@ -36,7 +36,7 @@ extension OffstageCore {
             throw error
         }
         perform(added.actions)
-        let due = notifications.pending[id]?[request.identifier]?.due
+        let due = notifications.pending(id, identifier: request.identifier)?.due
         log(now, id, .notification, "scheduled \(QuotedText.quote(request.identifier)) \(request.trigger.summary), due \(due.map(String.init(describing:)) ?? "?")")
         if !added.dropped.isEmpty {
             log(now, id, .warning, "over \(configuration.maximumPendingNotificationsPerApp) pending notifications: dropped the latest, \(added.dropped.joined(separator: ", "))")
