@@ -93,7 +93,8 @@ let package = Package(
         .testTarget(
             name: "OffstageCoreTests",
             dependencies: [
-                "OffstageCore", "OffstageSimulator", "FuzzInputs",
+                // COffstageSystem only for the heap figure of the notification memory tests.
+                "OffstageCore", "OffstageSimulator", "FuzzInputs", "COffstageSystem",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict

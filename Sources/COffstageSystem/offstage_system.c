@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -627,4 +628,11 @@ int offstage_open_pty(char *slave_path, size_t capacity) {
         return -1;
     }
     return master;
+}
+
+// MARK: - The heap
+
+size_t offstage_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
 }

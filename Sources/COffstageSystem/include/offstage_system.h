@@ -7,6 +7,7 @@
 #ifndef OFFSTAGE_SYSTEM_H
 #define OFFSTAGE_SYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -215,6 +216,12 @@ int offstage_spawn(
 /// slave's path (/dev/pts/N) into `slave_path`. For tests and examples that stand in for a serial accessory
 /// (posix_openpt, grantpt, unlockpt and ptsname_r are X/Open functions the Glibc module does not import).
 int offstage_open_pty(char *slave_path, size_t capacity);
+
+// MARK: - The heap
+
+/// Bytes of the C heap in use: the arenas' allocated chunks and the separately mapped ones, as mallinfo2 counts them
+/// (malloc.h, which the Glibc module does not import). For tests that measure what a structure costs.
+size_t offstage_heap_in_use(void);
 
 // MARK: - The main dispatch queue, run by a loop of our own
 

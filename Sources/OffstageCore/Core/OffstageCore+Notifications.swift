@@ -36,7 +36,7 @@ extension OffstageCore {
             throw error
         }
         perform(added.actions)
-        let due = notifications.pending[id]?[request.identifier]?.due
+        let due = notifications.pending(id, identifier: request.identifier)?.due
         let wait = due.map { String((($0 - now).inSeconds * 10).rounded() / 10) } ?? "?"
         log(now, id, .notification, "scheduled \(QuotedText.quote(request.identifier)) \(request.trigger.summary): due in \(wait) s")
         if !added.dropped.isEmpty {

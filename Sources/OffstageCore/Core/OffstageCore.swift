@@ -172,8 +172,11 @@ public struct OffstageCore: Sendable {
         deadlinesStale.formUnion(touched)
         for id in deadlinesStale { refreshProcessDeadline(id) }
         deadlinesStale.removeAll(keepingCapacity: true)
-        defer { outbox.removeAll(keepingCapacity: true) }
-        return outbox
+        // The caller takes the buffer. Emptied keeping its capacity, the outbox would get a new one as large: after a
+        // burst of 64,000 notifications firing, tens of megabytes held for nothing.
+        let actions = outbox
+        outbox = []
+        return actions
     }
 
     func exitsOnSuspend(_ entry: AppEntry) -> Bool {

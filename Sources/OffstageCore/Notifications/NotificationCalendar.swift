@@ -63,6 +63,32 @@ enum NotificationCalendar {
         return nil
     }
 
+    /// Answers of ``next(after:matching:deviceZone:)`` already worked out, for a run of questions that repeat: after
+    /// downtime every daily alarm at 07:00 fires at once and asks for its next time after the same instant, and a time
+    /// zone change moves them all. An answer depends on the question alone, so reusing it changes nothing. At most
+    /// ``capacity`` are kept: when that many are, they are forgotten and the next ones kept afresh.
+    struct Answers {
+        private struct Question: Hashable {
+            var after: Instant
+            var match: DateMatch
+            var deviceZone: String
+        }
+
+        static let capacity = 4_096
+        private var known: [Question: Instant?] = [:]
+
+        /// The first instant strictly after `after` that matches, as
+        /// ``NotificationCalendar/next(after:matching:deviceZone:)`` answers it.
+        mutating func next(after: Instant, matching match: DateMatch, deviceZone: String) -> Instant? {
+            let question = Question(after: after, match: match, deviceZone: match.timeZone == nil ? deviceZone : "")
+            if let answer = known[question] { return answer }
+            let answer = NotificationCalendar.next(after: after, matching: match, deviceZone: deviceZone)
+            if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
+            known[question] = .some(answer)
+            return answer
+        }
+    }
+
     private static func date(_ instant: Instant) -> Date {
         Date(timeIntervalSince1970: instant.secondsSinceEpoch)
     }

@@ -1,17 +1,65 @@
 /// A local notification an app asks for (`UNNotificationRequest`, SPEC NT-1).
+///
+/// Kept compact (SPEC §11: 64,000 pending, each also named by its delivery record and its firing's actions): the value
+/// is one reference to an immutable ``PackedRequest`` that copies share, holding the identifier, the content's text
+/// in one run of UTF-8 and the trigger in a few bytes. ``content`` and ``trigger`` are built from it when read; setting
+/// a property packs a new one.
 public struct NotificationRequest: Hashable, Sendable, Codable {
+    private var packed: PackedRequest
+
     /// The app's name for it: adding another request with the same identifier replaces this one.
-    public var identifier: String
+    public var identifier: String {
+        get { packed.identifier }
+        set { packed = PackedRequest.make(identifier: newValue, content: content, trigger: trigger) }
+    }
+
     /// What it shows.
-    public var content: NotificationContent
+    public var content: NotificationContent {
+        get { packed.content }
+        set { packed = PackedRequest.make(identifier: identifier, content: newValue, trigger: trigger) }
+    }
+
     /// When it fires.
-    public var trigger: NotificationTrigger
+    public var trigger: NotificationTrigger {
+        get { packed.trigger }
+        set { packed = PackedRequest.make(identifier: identifier, content: content, trigger: newValue) }
+    }
 
     /// Creates a request.
     public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger) {
-        self.identifier = identifier
-        self.content = content
-        self.trigger = trigger
+        packed = PackedRequest.make(identifier: identifier, content: content, trigger: trigger)
+    }
+
+    /// The content's badge, read without building the content.
+    var badge: Int? { packed.badge }
+
+    public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
+        lhs.packed.isEqual(to: rhs.packed)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(identifier)
+        hasher.combine(content)
+        hasher.combine(trigger)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, content, trigger
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            identifier: try container.decode(String.self, forKey: .identifier),
+            content: try container.decode(NotificationContent.self, forKey: .content),
+            trigger: try container.decode(NotificationTrigger.self, forKey: .trigger))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(content, forKey: .content)
+        try container.encode(trigger, forKey: .trigger)
     }
 
     /// The longest identifier, in bytes.

@@ -4,8 +4,8 @@
 /// One method per input, each returning the ``NotificationAction``s to carry out. The core composes it: it decides
 /// where a firing goes from the app's state, and turns responses into lifecycle changes.
 public struct NotificationSchedule: Hashable, Sendable {
-    /// Pending requests by app and identifier.
-    public private(set) var pending: [AppID: [String: PendingNotification]] = [:]
+    /// Pending requests by app, each app's in identifier order.
+    private(set) var requests: [AppID: AppPendingRequests] = [:]
     /// What was delivered to the user, by app, oldest first.
     public private(set) var delivered: [AppID: [DeliveredNotification]] = [:]
     /// Delivered to the app in the foreground, waiting for its will-present handler to answer.
@@ -38,15 +38,26 @@ public struct NotificationSchedule: Hashable, Sendable {
     }
 
     /// The next instant a notification is due, if any.
-    public var nextDue: Instant? { dueQueue.first?.due }
+    public var nextDue: Instant? { dueQueue.heap.first?.due }
+
+    /// Pending requests by app and identifier, built when read (every request is gone through): for looking at all of
+    /// them; ``pending(_:identifier:)`` finds one.
+    public var pending: [AppID: [String: PendingNotification]] {
+        requests.mapValues { mine in Dictionary(uniqueKeysWithValues: mine.entries.map { ($0.identifier, $0) }) }
+    }
+
+    /// The app's pending request with this identifier.
+    public func pending(_ app: AppID, identifier: String) -> PendingNotification? {
+        requests[app]?[identifier]
+    }
 
     /// The app's pending requests, soonest first.
     public func pending(of app: AppID) -> [PendingNotification] {
-        (pending[app] ?? [:]).values.sorted { ($0.due, $0.identifier) < ($1.due, $1.identifier) }
+        (requests[app]?.entries ?? []).sorted { ($0.due, $0.identifier) < ($1.due, $1.identifier) }
     }
 
     /// Every pending request, across apps.
-    public var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
+    public var pendingCount: Int { requests.values.reduce(0) { $0 + $1.count } }
 
     // MARK: Restoring
 
@@ -55,13 +66,10 @@ public struct NotificationSchedule: Hashable, Sendable {
         pending rows: [(AppID, PendingNotification)], delivered records: [DeliveredNotification],
         badges: [AppID: Int], categories: [AppID: [NotificationCategory]]
     ) {
-        var entries: [DueQueue.Entry] = []
-        entries.reserveCapacity(rows.count)
-        for (app, row) in rows {
-            pending[app, default: [:]][row.identifier] = row
-            entries.append(DueQueue.Entry(due: row.due, app: app, identifier: row.identifier))
-        }
-        dueQueue.rebuild(entries)
+        var byApp: [AppID: [PendingNotification]] = [:]
+        for (app, row) in rows { byApp[app, default: []].append(row) }
+        requests = byApp.mapValues(AppPendingRequests.init)
+        dueQueue.rebuild(requests)
         self.badges = badges
         self.categories = categories
         for record in records.sorted(by: { ($0.deliveredAt, $0.key) < ($1.deliveredAt, $1.key) }) {
@@ -96,11 +104,11 @@ public struct NotificationSchedule: Hashable, Sendable {
                 fix: "give a date in the future, or fewer components")
         }
         let entry = PendingNotification(request: request, addedAt: now, due: due)
-        var mine = pending[app] ?? [:]
+        var mine = requests[app] ?? AppPendingRequests()
         mine[request.identifier] = entry
         var dropped: [String] = []
         if mine.count > limits.maximumPending {
-            let latestFirst = mine.values.sorted { ($0.due, $0.identifier) > ($1.due, $1.identifier) }
+            let latestFirst = mine.entries.sorted { ($0.due, $0.identifier) > ($1.due, $1.identifier) }
             dropped = latestFirst.prefix(mine.count - limits.maximumPending).map(\.identifier)
             if dropped.contains(request.identifier) {
                 throw CoreError(
@@ -110,8 +118,8 @@ public struct NotificationSchedule: Hashable, Sendable {
             }
             for identifier in dropped { mine[identifier] = nil }
         }
-        pending[app] = mine
-        dueQueue.insert(DueQueue.Entry(due: due, app: app, identifier: request.identifier))
+        requests[app] = mine
+        dueQueue.insert(due: due, app: app, identifier: request.identifier)
         var actions: [NotificationAction] = []
         if !dropped.isEmpty { actions.append(.removePending(app, identifiers: dropped.sorted())) }
         actions.append(.savePending(app, entry))
@@ -121,17 +129,17 @@ public struct NotificationSchedule: Hashable, Sendable {
 
     /// Removes the app's pending requests with these identifiers (unknown ones are ignored, as on a phone).
     mutating func removePending(_ app: AppID, identifiers: [String]) -> [NotificationAction] {
-        let present = Set(identifiers).filter { pending[app]?[$0] != nil }.sorted()
+        let present = Set(identifiers).filter { requests[app]?[$0] != nil }.sorted()
         guard !present.isEmpty else { return [] }
-        for identifier in present { pending[app]?[identifier] = nil }
-        if pending[app]?.isEmpty == true { pending[app] = nil }
+        for identifier in present { requests[app]?[identifier] = nil }
+        if requests[app]?.isEmpty == true { requests[app] = nil }
         compactIfStale()
         return [.removePending(app, identifiers: present)]
     }
 
     /// Removes all the app's pending requests.
     mutating func removeAllPending(_ app: AppID) -> [NotificationAction] {
-        removePending(app, identifiers: Array((pending[app] ?? [:]).keys))
+        removePending(app, identifiers: requests[app]?.entries.map(\.identifier) ?? [])
     }
 
     /// Removes delivered notifications of the app: those with these identifiers, or all when nil.
@@ -187,20 +195,23 @@ public struct NotificationSchedule: Hashable, Sendable {
 
     /// Fires every request due at `now`, each once, in due order: records the delivery and the request's next time
     /// in one action, then shows it to the user or hands it to the app.
+    ///
+    /// After downtime every request may be due at once (SPEC §11: 64,000): each firing is a few appends, and the next
+    /// times of calendar triggers asked the same question (the same components after the same instant) are worked out
+    /// once.
     mutating func fireDue(
         at now: Instant, limits: Limits, destination: (AppID) -> Destination
     ) -> Firings {
         var out = Firings()
+        var answers = NotificationCalendar.Answers()
         while let entry = dueQueue.first, entry.due <= now {
             dueQueue.popFirst()
-            guard let current = pending[entry.app]?[entry.identifier], current.due == entry.due else { continue }
-            let next = nextDue(after: current, firedAt: now)
+            guard let current = requests[entry.app]?[entry.identifier], current.due == entry.due else { continue }
+            let next = nextDue(after: current, firedAt: now, answers: &answers)
             let following = next.map { PendingNotification(request: current.request, addedAt: current.addedAt, due: $0) }
-            pending[entry.app]?[entry.identifier] = following
-            if pending[entry.app]?.isEmpty == true { pending[entry.app] = nil }
-            if let following {
-                dueQueue.insert(DueQueue.Entry(due: following.due, app: entry.app, identifier: entry.identifier))
-            }
+            requests[entry.app]?[entry.identifier] = following
+            if requests[entry.app]?.isEmpty == true { requests[entry.app] = nil }
+            if let following { dueQueue.insert(due: following.due, app: entry.app, identifier: entry.identifier) }
             let late = now - current.due > limits.lateAfter
             let key = DeliveryKey(app: entry.app, identifier: entry.identifier, due: current.due)
             switch destination(entry.app) {
@@ -217,32 +228,34 @@ public struct NotificationSchedule: Hashable, Sendable {
                 let record = DeliveredNotification(
                     app: entry.app, request: current.request, due: current.due, deliveredAt: now, late: late, route: .user)
                 out.actions.append(.fire(key, delivery: record, next: following))
-                out.actions += toUser(record, limits: limits)
+                toUser(record, limits: limits, into: &out.actions)
             }
         }
         compactIfStale()
         return out
     }
 
-    /// Adds a record to the user's list, shows it, applies its badge, and trims the list to its limit.
-    private mutating func toUser(_ record: DeliveredNotification, limits: Limits) -> [NotificationAction] {
-        var actions: [NotificationAction] = [.show(record)]
-        var list = delivered[record.app] ?? []
-        list.append(record)
-        if list.count > limits.maximumDelivered {
-            let old = list.prefix(list.count - limits.maximumDelivered)
-            actions.insert(.removeDelivered(record.app, keys: old.map(\.key)), at: 0)
-            list.removeFirst(old.count)
+    /// Adds a record to the user's list, shows it, applies its badge, and trims the list to its limit: appends the
+    /// actions for that, in order, to `actions`.
+    private mutating func toUser(
+        _ record: DeliveredNotification, limits: Limits, into actions: inout [NotificationAction]
+    ) {
+        // In place: a copy of the list for every firing would be a copy of up to `maximumDelivered` records each.
+        delivered[record.app, default: []].append(record)
+        let count = delivered[record.app]?.count ?? 0
+        if count > limits.maximumDelivered {
+            let old = delivered[record.app]?.prefix(count - limits.maximumDelivered).map(\.key) ?? []
+            delivered[record.app]?.removeFirst(old.count)
+            actions.append(.removeDelivered(record.app, keys: old))
         }
-        delivered[record.app] = list
-        if let badge = record.request.content.badge {
+        actions.append(.show(record))
+        if let badge = record.request.badge {
             let value = badge == 0 ? nil : badge
             if badges[record.app] != value {
                 badges[record.app] = value
                 actions.append(.saveBadge(record.app, value))
             }
         }
-        return actions
     }
 
     /// The app's will-present handler answered. With `presentToUser` (it asked for a banner or the list) the
@@ -251,7 +264,9 @@ public struct NotificationSchedule: Hashable, Sendable {
         guard var record = awaitingApp.removeValue(forKey: key) else { return [] }
         guard presentToUser else { return [.removeDelivered(key.app, keys: [key])] }
         record.route = .user
-        return [.updateDelivery(record)] + toUser(record, limits: limits)
+        var actions: [NotificationAction] = [.updateDelivery(record)]
+        toUser(record, limits: limits, into: &actions)
+        return actions
     }
 
     /// The app cannot answer (its process ended, or the daemon restarted): what it had not answered goes to the user,
@@ -266,23 +281,23 @@ public struct NotificationSchedule: Hashable, Sendable {
         guard zone != deviceTimeZone else { return [] }
         deviceTimeZone = zone
         var actions: [NotificationAction] = []
-        for app in pending.keys.sorted() {
-            for (identifier, entry) in (pending[app] ?? [:]).sorted(by: { $0.key < $1.key })
-            where entry.request.trigger.followsDeviceTimeZone {
-                guard case .calendar(let match, _) = entry.request.trigger,
-                    let due = NotificationCalendar.next(after: now, matching: match, deviceZone: zone)
-                else {
-                    pending[app]?[identifier] = nil
+        var answers = NotificationCalendar.Answers()
+        for app in requests.keys.sorted() {
+            for entry in requests[app]?.entries ?? [] {
+                let identifier = entry.identifier
+                guard case .calendar(let match, _) = entry.request.trigger, match.timeZone == nil else { continue }
+                guard let due = answers.next(after: now, matching: match, deviceZone: zone) else {
+                    requests[app]?[identifier] = nil
                     actions.append(.removePending(app, identifiers: [identifier]))
                     continue
                 }
                 guard due != entry.due else { continue }
                 let moved = PendingNotification(request: entry.request, addedAt: entry.addedAt, due: due)
-                pending[app]?[identifier] = moved
-                dueQueue.insert(DueQueue.Entry(due: due, app: app, identifier: identifier))
+                requests[app]?[identifier] = moved
+                dueQueue.insert(due: due, app: app, identifier: identifier)
                 actions.append(.savePending(app, moved))
             }
-            if pending[app]?.isEmpty == true { pending[app] = nil }
+            if requests[app]?.isEmpty == true { requests[app] = nil }
         }
         compactIfStale()
         return actions
@@ -336,9 +351,9 @@ public struct NotificationSchedule: Hashable, Sendable {
 
     /// The app is uninstalled: everything of it goes.
     mutating func forget(_ app: AppID) -> [NotificationAction] {
-        let had = pending[app] != nil || delivered[app] != nil || badges[app] != nil || categories[app] != nil
+        let had = requests[app] != nil || delivered[app] != nil || badges[app] != nil || categories[app] != nil
             || awaitingApp.keys.contains { $0.app == app }
-        pending[app] = nil
+        requests[app] = nil
         delivered[app] = nil
         badges[app] = nil
         categories[app] = nil
@@ -368,6 +383,14 @@ public struct NotificationSchedule: Hashable, Sendable {
     /// When a request that fired at `firedAt` (due at `entry.due`) fires next; nil if it does not repeat. A repeating
     /// request whose times passed while the daemon was down fires once for all of them, then at its next time ahead.
     func nextDue(after entry: PendingNotification, firedAt: Instant) -> Instant? {
+        var answers = NotificationCalendar.Answers()
+        return nextDue(after: entry, firedAt: firedAt, answers: &answers)
+    }
+
+    /// ``nextDue(after:firedAt:)``, with calendar answers already worked out.
+    private func nextDue(
+        after entry: PendingNotification, firedAt: Instant, answers: inout NotificationCalendar.Answers
+    ) -> Instant? {
         switch entry.request.trigger {
         case .timeInterval(let seconds, true):
             // Counted from when it was added, not from the last due time (rounded up to a whole millisecond), so the
@@ -376,7 +399,7 @@ public struct NotificationSchedule: Hashable, Sendable {
             let intervals = max(0, (max(entry.due, firedAt) - entry.addedAt).nanoseconds / step)
             return (entry.addedAt + .nanoseconds((intervals + 1) * step)).roundedUpToMillisecond
         case .calendar(let match, true):
-            return NotificationCalendar.next(after: max(entry.due, firedAt), matching: match, deviceZone: deviceTimeZone)
+            return answers.next(after: max(entry.due, firedAt), matching: match, deviceZone: deviceTimeZone)
         default:
             return nil
         }
@@ -386,12 +409,7 @@ public struct NotificationSchedule: Hashable, Sendable {
     private mutating func compactIfStale() {
         let live = pendingCount
         guard dueQueue.count > 2 * live + 64 else { return }
-        var entries: [DueQueue.Entry] = []
-        entries.reserveCapacity(live)
-        for (app, mine) in pending {
-            for (identifier, entry) in mine { entries.append(DueQueue.Entry(due: entry.due, app: app, identifier: identifier)) }
-        }
-        dueQueue.rebuild(entries)
+        dueQueue.rebuild(requests)
     }
 }
 

@@ -187,7 +187,7 @@ extension DaemonEngine {
                 metadata: ["offstage.app": "\(entry.app?.rawValue ?? "-")", "offstage.kind": "\(entry.kind.rawValue)"])
         }
         logBacklog.append(contentsOf: pendingLog)
-        pendingLog.removeAll(keepingCapacity: true)
+        pendingLog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         scheduleLogWrite()
     }
 
@@ -204,7 +204,7 @@ extension DaemonEngine {
     func writeLogBacklog() {
         guard !logWriterBusy, !logBacklog.isEmpty else { return }
         let entries = logBacklog
-        logBacklog.removeAll(keepingCapacity: true)
+        logBacklog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         logWriterBusy = true
         let store = store
         threadPool.runIfActive(eventLoop: eventLoop) { try store.appendLog(entries) }.whenComplete { [self] result in
@@ -224,7 +224,7 @@ extension DaemonEngine {
         logWriteScheduled?.cancel()
         logWriteScheduled = nil
         let waiting = logBacklog
-        logBacklog.removeAll(keepingCapacity: true)
+        logBacklog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         let store = store
         return threadPool.runIfActive(eventLoop: eventLoop) { () throws -> ([Int64], [(Int64, LogEntry)]) in
             let ids = try store.appendLog(waiting)

@@ -205,7 +205,13 @@ public final class DaemonEngine: @unchecked Sendable {
     /// for the state to be written (persist, then acknowledge) but the event loop does not.
     func apply(_ actions: [CoreAction]) {
         eventLoop.preconditionInEventLoop()
-        actionQueue.append(contentsOf: actions)
+        // Not applying, the queue is empty: it takes the caller's buffer rather than a copy (a burst of notifications
+        // firing after downtime is hundreds of thousands of actions).
+        if actionQueue.isEmpty {
+            actionQueue = actions
+        } else {
+            actionQueue.append(contentsOf: actions)
+        }
         guard !applying else { return }
         applying = true
         var index = 0
@@ -218,7 +224,7 @@ public final class DaemonEngine: @unchecked Sendable {
             index += 1
             perform(action)
         }
-        actionQueue.removeAll(keepingCapacity: true)
+        actionQueue.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         applying = false
         reserveNumbers()
         saveState()
@@ -282,5 +288,19 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         apply(core.processExited(id, pid: pid, status: status, at: now))
         checkShutdown()
+    }
+}
+
+extension DaemonEngine {
+    /// The most elements a queue emptied after every input keeps room for. A burst (64,000 notifications firing at
+    /// once after downtime, SPEC §11) fills a queue with hundreds of thousands: room kept for them would hold tens of
+    /// megabytes for the daemon's life.
+    static let keptCapacity = 4_096
+}
+
+extension Array {
+    /// Removes every element, keeping the room for them unless it is for more than `limit`.
+    mutating func removeAll(keepingCapacityUpTo limit: Int) {
+        removeAll(keepingCapacity: capacity <= limit)
     }
 }

@@ -18,7 +18,7 @@ struct NotificationsService: VarlinkInterface {
                 let (dropped, actions) = try engine.notificationsCall { () throws(CoreError) in
                     try engine.core.addNotification(id, pid: pid, try parameters.request.request(), at: engine.now)
                 }
-                let due = engine.core.notifications.pending[id]?[parameters.request.identifier]?.due
+                let due = engine.core.notifications.pending(id, identifier: parameters.request.identifier)?.due
                 engine.apply(actions)
                 responder.reply(NotificationsInterface.AddReply(due: due?.secondsSinceEpoch ?? 0, dropped: dropped))
             },

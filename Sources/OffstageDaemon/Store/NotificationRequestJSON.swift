@@ -21,6 +21,22 @@ enum NotificationRequestJSON {
 
     /// The request's JSON, with a delivery's `late` after it when given.
     static func encode(_ request: NotificationRequest, late: Bool? = nil) -> String {
+        var writer = members(of: request)
+        if let late { writer.bool("late", late) }
+        return writer.finish()
+    }
+
+    /// The JSON of a repeating request that fired: its delivery's (with `late`) and its next occurrence's, the request
+    /// gone through once for both (a burst after downtime fires thousands).
+    static func encode(_ request: NotificationRequest, delivered late: Bool) -> (delivery: String, next: String) {
+        var next = members(of: request)
+        var delivery = next
+        delivery.bool("late", late)
+        return (delivery.finish(), next.finish())
+    }
+
+    /// A writer holding the request's members.
+    private static func members(of request: NotificationRequest) -> FlatJSONWriter {
         var writer = FlatJSONWriter()
         writer.string("identifier", request.identifier)
         let content = request.content
@@ -50,8 +66,7 @@ enum NotificationRequestJSON {
             writer.string("trigger", "date")
             writer.integer("date", instant.nanosecondsSinceEpoch)
         }
-        if let late { writer.bool("late", late) }
-        return writer.finish()
+        return writer
     }
 
     // MARK: Reading

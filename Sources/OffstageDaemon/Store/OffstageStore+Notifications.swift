@@ -157,7 +157,15 @@ extension OffstageStore {
         _ key: DeliveryKey, delivery: DeliveredNotification?, next: PendingNotification?, in db: Database
     ) throws -> Bool {
         var inserted = false
+        // A repeating request's delivery and next occurrence are the same request: its JSON is made once for both.
+        var nextJSON: String?
         if let delivery {
+            let deliveryJSON: String
+            if let next, next.request == delivery.request {
+                (deliveryJSON, nextJSON) = NotificationRequestJSON.encode(delivery.request, delivered: delivery.late)
+            } else {
+                deliveryJSON = NotificationRequestJSON.encode(delivery.request, late: delivery.late)
+            }
             try db.cachedStatement(
                 sql: """
                     INSERT OR IGNORE INTO notification_delivery
@@ -165,13 +173,13 @@ extension OffstageStore {
                     """
             ).execute(
                 arguments: arguments(key) + [
-                    NotificationRequestJSON.encode(delivery.request, late: delivery.late), delivery.route.rawValue,
+                    deliveryJSON, delivery.route.rawValue,
                     delivery.deliveredAt.nanosecondsSinceEpoch, DesktopState.pending.rawValue,
                 ])
             inserted = db.changesCount > 0
         }
         if let next {
-            try upsertPending(key.app, next, request: NotificationRequestJSON.encode(next.request), in: db)
+            try upsertPending(key.app, next, request: nextJSON ?? NotificationRequestJSON.encode(next.request), in: db)
         } else {
             // Only the occurrence that fired: a request replaced since (another due time) is not this one.
             try db.cachedStatement(sql: "DELETE FROM notification_pending WHERE app = ? AND identifier = ? AND due = ?")

@@ -7,7 +7,9 @@ import OffstageCore
 extension OffstageStore {
     /// Every notification row. The requests' JSON is most of the work with many (64,000 pending across 1,000 apps,
     /// SPEC §11): it is flat and read by hand (``NotificationRequestJSON``), on up to `threads` threads when there are
-    /// enough rows.
+    /// enough rows, ``decodingBatch`` rows at a time as they are read. So the rows' text is never all held at once:
+    /// 64,000 requests are about 20 MB of JSON, which freed after the requests were made would stay with the daemon,
+    /// between them.
     public func loadNotifications(
         threads: Int = ProcessInfo.processInfo.activeProcessorCount
     ) throws -> StoredNotifications {
@@ -15,7 +17,8 @@ extension OffstageStore {
         typealias DeliveryRow = (
             app: AppID, due: Int64, record: String, route: String, deliveredAt: Int64, state: String, desktopID: Int64?
         )
-        let (pendingRows, deliveryRows, badgeRows, categoryRows) = try database.read { db in
+        return try database.read { db in
+            var stored = StoredNotifications()
             // One AppID for each app, shared by its rows, instead of one string per row kept for the daemon's life.
             var apps: [String: AppID] = [:]
             func app(_ text: String) -> AppID {
@@ -26,48 +29,66 @@ extension OffstageStore {
             }
             // By column index, not name: with 64,000 rows the lookups by name would cost more than the reading.
             let pending = try Row.fetchCursor(db, sql: "SELECT app, request, addedAt, due FROM notification_pending")
-            var pendingRows: [PendingRow] = []
-            while let row = try pending.next() { pendingRows.append((app(row[0]), row[1], row[2], row[3])) }
+            stored.pending = try Self.decodeInBatches(pending, threads: threads) { row -> PendingRow in
+                (app(row[0]), row[1], row[2], row[3])
+            } decode: { row in
+                let request = try NotificationRequestJSON.decode(row.request).request
+                let entry = PendingNotification(
+                    request: request, addedAt: Instant(nanosecondsSinceEpoch: row.addedAt),
+                    due: Instant(nanosecondsSinceEpoch: row.due))
+                return (row.app, entry)
+            }
             let delivery = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT app, due, record, route, deliveredAt, desktopState, desktopID FROM notification_delivery
                     ORDER BY deliveredAt, app, identifier, due
                     """)
-            var deliveryRows: [DeliveryRow] = []
-            while let row = try delivery.next() {
-                deliveryRows.append((app(row[0]), row[1], row[2], row[3], row[4], row[5], row[6]))
+            stored.deliveries = try Self.decodeInBatches(delivery, threads: threads) { row -> DeliveryRow in
+                (app(row[0]), row[1], row[2], row[3], row[4], row[5], row[6])
+            } decode: { row in
+                let (request, late) = try NotificationRequestJSON.decode(row.record)
+                guard let route = NotificationRoute(rawValue: row.route) else {
+                    throw NotificationRequestJSON.Unreadable(reason: "route \(QuotedText.quote(row.route))")
+                }
+                let record = DeliveredNotification(
+                    app: row.app, request: request, due: Instant(nanosecondsSinceEpoch: row.due),
+                    deliveredAt: Instant(nanosecondsSinceEpoch: row.deliveredAt), late: late ?? false, route: route)
+                return StoredDelivery(
+                    record: record, desktopState: DesktopState(rawValue: row.state) ?? .none,
+                    desktopID: row.desktopID.flatMap { UInt32(exactly: $0) })
             }
-            let badges = try Row.fetchAll(db, sql: "SELECT app, badge FROM notification_badge").map { (app($0[0]), $0[1] as Int) }
-            let categories = try Row.fetchAll(db, sql: "SELECT app, categories FROM notification_category")
-                .map { (app($0[0]), $0[1] as String) }
-            return (pendingRows, deliveryRows, badges, categories)
-        }
-        var stored = StoredNotifications()
-        stored.pending = try ParallelDecoding.map(pendingRows, threads: threads) { row in
-            let request = try NotificationRequestJSON.decode(row.request).request
-            let entry = PendingNotification(
-                request: request, addedAt: Instant(nanosecondsSinceEpoch: row.addedAt),
-                due: Instant(nanosecondsSinceEpoch: row.due))
-            return (row.app, entry)
-        }
-        stored.deliveries = try ParallelDecoding.map(deliveryRows, threads: threads) { row in
-            let (request, late) = try NotificationRequestJSON.decode(row.record)
-            guard let route = NotificationRoute(rawValue: row.route) else {
-                throw NotificationRequestJSON.Unreadable(reason: "route \(QuotedText.quote(row.route))")
+            for row in try Row.fetchAll(db, sql: "SELECT app, badge FROM notification_badge") {
+                stored.badges[app(row[0])] = row[1]
             }
-            let record = DeliveredNotification(
-                app: row.app, request: request, due: Instant(nanosecondsSinceEpoch: row.due),
-                deliveredAt: Instant(nanosecondsSinceEpoch: row.deliveredAt), late: late ?? false, route: route)
-            return StoredDelivery(
-                record: record, desktopState: DesktopState(rawValue: row.state) ?? .none,
-                desktopID: row.desktopID.flatMap { UInt32(exactly: $0) })
+            for row in try Row.fetchAll(db, sql: "SELECT app, categories FROM notification_category") {
+                stored.categories[app(row[0])] = try NotificationJSON.decode([NotificationCategory].self, row[1])
+            }
+            return stored
         }
-        for (app, badge) in badgeRows { stored.badges[app] = badge }
-        for (app, text) in categoryRows {
-            stored.categories[app] = try NotificationJSON.decode([NotificationCategory].self, text)
+    }
+
+    /// Rows decoded together, on several threads: enough to keep the threads busy, few enough that their text is small.
+    static let decodingBatch = 4_096
+
+    /// Every row of `cursor`, taken out by `take` (on this thread) and decoded by `decode` a batch at a time (on up to
+    /// `threads` threads), in order.
+    private static func decodeInBatches<Taken: Sendable, Decoded: Sendable>(
+        _ cursor: RowCursor, threads: Int, take: (Row) throws -> Taken,
+        decode: @escaping @Sendable (Taken) throws -> Decoded
+    ) throws -> [Decoded] {
+        var decoded: [Decoded] = []
+        var batch: [Taken] = []
+        batch.reserveCapacity(decodingBatch)
+        while let row = try cursor.next() {
+            batch.append(try take(row))
+            if batch.count == decodingBatch {
+                decoded += try ParallelDecoding.map(batch, threads: threads, decode)
+                batch.removeAll(keepingCapacity: true)
+            }
         }
-        return stored
+        decoded += try ParallelDecoding.map(batch, threads: threads, decode)
+        return decoded
     }
 }
 
