@@ -26,6 +26,9 @@ public final class OffstageStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         configuration.label = "offstage.store"
+        // Another connection's write (a daemon that is still going down, a tool reading the store) makes this one wait
+        // for it a while instead of failing with "database is locked".
+        configuration.busyMode = .timeout(5)
         database = try DatabasePool(path: path, configuration: configuration)
         self.eventLogCapacity = max(100, eventLogCapacity)
         try Self.migrator.migrate(database)
