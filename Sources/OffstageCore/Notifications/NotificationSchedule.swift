@@ -56,6 +56,11 @@ public struct NotificationSchedule: Hashable, Sendable {
         (requests[app]?.entries ?? []).sorted { ($0.due, $0.identifier) < ($1.due, $1.identifier) }
     }
 
+    /// The apps with pending or delivered notifications or a badge, in order.
+    public var appsWithNotifications: [AppID] {
+        Set(requests.keys).union(delivered.keys).union(badges.keys).sorted()
+    }
+
     /// Every pending request, across apps.
     public var pendingCount: Int { requests.values.reduce(0) { $0 + $1.count } }
 

@@ -16,7 +16,7 @@ struct NotificationsControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(NotificationsControlInterface.NotificationsParameters.self)
                 let id = try parameters.app.map { text throws(VarlinkError) in try engine.installedApp(text) }
-                responder.reply(NotificationsControlInterface.NotificationsReply(engine.core.notifications, app: id))
+                responder.reply(NotificationsControlInterface.NotificationsListing(engine.core.notifications, app: id))
             },
             "Tap": { context, request, responder in
                 try engine.requireUser(context)

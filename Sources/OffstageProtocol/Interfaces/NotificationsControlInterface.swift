@@ -158,16 +158,7 @@ public enum NotificationsControlInterface {
 
         /// What the schedule holds for `app`, or for every app when nil: pending soonest first, delivered oldest first.
         public init(_ schedule: NotificationSchedule, app: AppID?) {
-            let apps = app.map { [$0] } ?? Set(schedule.pending.keys).union(schedule.delivered.keys).union(schedule.badges.keys).sorted()
-            let pending = apps.flatMap { id in schedule.pending(of: id).map { AppPendingMessage(app: id, $0) } }
-            var delivered = apps.flatMap { schedule.delivered[$0] ?? [] }
-            delivered += schedule.awaitingApp.values.filter { app == nil || $0.app == app }
-            delivered.sort { ($0.deliveredAt, $0.key) < ($1.deliveredAt, $1.key) }
-            self.init(
-                pending: pending.sorted { ($0.due, $0.app, $0.request.identifier) < ($1.due, $1.app, $1.request.identifier) },
-                delivered: delivered.map(AppDeliveredMessage.init),
-                badges: apps.compactMap { id in schedule.badges[id].map { AppBadgeMessage(app: id.rawValue, badge: $0) } },
-                timeZone: schedule.deviceTimeZone)
+            self = NotificationsListing(schedule, app: app).reply
         }
     }
 

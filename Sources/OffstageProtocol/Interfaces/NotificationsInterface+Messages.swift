@@ -36,7 +36,9 @@ extension NotificationsInterface {
 
         /// The wire form of core content (the user info is parsed back from its JSON text).
         public init(_ content: NotificationContent) {
-            let info = try? JSONDecoder().decode([String: JSONValue].self, from: Data(content.userInfo.utf8))
+            let info =
+                Self.hasUserInfo(content.userInfo)
+                ? try? JSONDecoder().decode([String: JSONValue].self, from: Data(content.userInfo.utf8)) : nil
             self.init(
                 title: content.title.isEmpty ? nil : content.title,
                 subtitle: content.subtitle.isEmpty ? nil : content.subtitle,
@@ -44,6 +46,21 @@ extension NotificationsInterface {
                 userInfo: info?.isEmpty == false ? info : nil,
                 threadIdentifier: content.threadIdentifier.isEmpty ? nil : content.threadIdentifier,
                 categoryIdentifier: content.categoryIdentifier.isEmpty ? nil : content.categoryIdentifier)
+        }
+
+        /// Whether the core's user info text holds anything: not empty, nor an object with no members (`{}`, as
+        /// the core keeps "none").
+        static func hasUserInfo(_ text: String) -> Bool {
+            var inside = false
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): continue
+                case UInt8(ascii: "{") where !inside: inside = true
+                case UInt8(ascii: "}") where inside: return false
+                default: return true
+                }
+            }
+            return false
         }
 
         /// The core's content; the user info becomes JSON text with sorted keys.
