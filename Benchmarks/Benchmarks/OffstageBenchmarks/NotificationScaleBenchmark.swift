@@ -19,6 +19,9 @@ import OffstageProtocol
 /// while launching it adds its notifications — due 2 to 30 days ahead, with mixed triggers and realistic content —
 /// reports, and exits; the last one stays in front and does the timed adds. Between the phases that app exits, and
 /// every app is opened again, this time adding 64.
+///
+/// `OFFSTAGE_NOTIFY_KEEP=DIR` copies the store with 64,000 pending (`offstage.sqlite` and its WAL, the daemon idle) to
+/// DIR at the end, to start a daemon on it again by hand (`offstaged --state-dir DIR`) and look at its start-up.
 enum NotificationScaleBenchmark {
     static let apps = 1_000
     static let perApp = 64
@@ -180,6 +183,16 @@ enum NotificationScaleBenchmark {
         daemon.extraArguments = []
         figures.readBack = readBackLine(daemon)
         try waitForSettled(daemon)
+        if let keep = ProcessInfo.processInfo.environment["OFFSTAGE_NOTIFY_KEEP"], !keep.isEmpty, notifications > 0 {
+            try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            for suffix in ["", "-wal"] {
+                let source = daemon.stateDirectory + "/offstage.sqlite" + suffix
+                let target = keep + "/offstage.sqlite" + suffix
+                try? FileManager.default.removeItem(atPath: target)
+                if FileManager.default.fileExists(atPath: source) { try FileManager.default.copyItem(atPath: source, toPath: target) }
+            }
+            Report.line("   the store with \(apps * notifications) pending copied to \(keep)")
+        }
         figures.storeBytes = ["", "-wal"].compactMap {
             (try? FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/offstage.sqlite" + $0))?[.size] as? Int
         }.reduce(0, +)

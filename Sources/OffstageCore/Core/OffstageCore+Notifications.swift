@@ -17,9 +17,18 @@ extension OffstageCore {
         pending: [(AppID, PendingNotification)], delivered: [DeliveredNotification], badges: [AppID: Int],
         categories: [AppID: [NotificationCategory]]
     ) {
-        notifications.restore(
-            pending: pending.filter { apps[$0.0] != nil }, delivered: delivered.filter { apps[$0.app] != nil },
-            badges: badges.filter { apps[$0.key] != nil }, categories: categories.filter { apps[$0.key] != nil })
+        restoreNotifications(
+            NotificationSchedule(restoring: pending, delivered: delivered, badges: badges, categories: categories))
+    }
+
+    /// Puts back the notifications the store kept, made into a schedule beforehand (with many, a daemon builds it on
+    /// another thread while its apps are read: SPEC §11, restart ≤ 500 ms), after ``restore(_:durable:)`` of every
+    /// app; no actions. What belongs to an app no longer installed is left out; the device's time zone is the core's.
+    public mutating func restoreNotifications(_ restored: NotificationSchedule) {
+        var schedule = restored
+        for app in schedule.appsHoldingAnything where apps[app] == nil { _ = schedule.forget(app) }
+        schedule.restoreTimeZone(notifications.deviceTimeZone)
+        notifications = schedule
     }
 
     /// The app adds a notification request (replacing one with its identifier). Returns the identifiers of requests

@@ -66,6 +66,21 @@ public struct NotificationSchedule: Hashable, Sendable {
 
     // MARK: Restoring
 
+    /// The schedule the store kept: its rows put back, without actions, the device's time zone UTC until the core's
+    /// is set. Pure, so it can be built on any thread.
+    public init(
+        restoring pending: [(AppID, PendingNotification)], delivered: [DeliveredNotification], badges: [AppID: Int],
+        categories: [AppID: [NotificationCategory]]
+    ) {
+        restore(pending: pending, delivered: delivered, badges: badges, categories: categories)
+    }
+
+    /// Every app with anything here: pending, delivered, waiting for its answer, a badge, categories, responses.
+    var appsHoldingAnything: Set<AppID> {
+        Set(requests.keys).union(delivered.keys).union(badges.keys).union(categories.keys).union(responses.keys)
+            .union(awaitingApp.keys.map(\.app))
+    }
+
     /// Puts back what the store kept, without actions.
     mutating func restore(
         pending rows: [(AppID, PendingNotification)], delivered records: [DeliveredNotification],

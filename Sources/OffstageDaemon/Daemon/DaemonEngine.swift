@@ -95,7 +95,7 @@ public final class DaemonEngine: @unchecked Sendable {
     init(
         configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
         control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger,
-        metrics: DaemonMetrics
+        metrics: DaemonMetrics, notifications: NotificationsReading? = nil
     ) throws {
         self.metrics = metrics
         self.threadPool = threadPool
@@ -132,7 +132,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
-        try restoreNotifications()
+        try restoreNotifications(notifications)
         sweepLeftovers(installed: apps.map(\.0))
     }
 

@@ -53,6 +53,8 @@ public struct OffstageDaemonService: Service {
         do {
             store = try OffstageStore(
                 path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity, metrics: metrics)
+            // With many notifications reading them back is most of a restart: it goes on beside the rest.
+            let notifications = NotificationsReading(store)
             let freezerReason: String
             (control, freezerReason) = try Self.processControl(configuration, logger: logger)
             logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
@@ -60,7 +62,8 @@ public struct OffstageDaemonService: Service {
             engine = try await loop.submit { [control, store] in
                 try DaemonEngine(
                     configuration: configuration, eventLoop: loop, store: store, control: control,
-                    freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics)
+                    freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics,
+                    notifications: notifications)
             }.get()
         } catch {
             // The socket goes with the daemon that could not start: clients waiting on it see it close.

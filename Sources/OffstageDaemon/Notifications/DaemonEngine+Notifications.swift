@@ -8,22 +8,23 @@ import OffstageCore
 /// their time, or every app's alarm is at 07:00) is one write, not one per firing. Nothing here decides where a
 /// notification goes: the core did.
 extension DaemonEngine {
-    /// Reads the stored notifications back into the core, after the apps (rows of apps no longer installed are left
-    /// out by the core), and what the desktop was shown into the presentation. How long it took is logged: with many
-    /// notifications it is most of a restart (SPEC §11: recovery ≤ 500 ms).
-    func restoreNotifications() throws {
-        let reading = DaemonMetrics.monotonicNanoseconds()
-        let stored = try store.loadNotifications()
+    /// Restores the stored notifications into the core, after the apps (rows of apps no longer installed are left
+    /// out by the core), and what the desktop was shown into the presentation: those `reading` read (nil: read them
+    /// now). How long it took is logged: with many notifications it is most of a restart (SPEC §11: recovery
+    /// ≤ 500 ms), so the daemon starts reading them before the rest (``NotificationsReading``).
+    func restoreNotifications(_ reading: NotificationsReading?) throws {
+        let waiting = DaemonMetrics.monotonicNanoseconds()
+        let read = try (reading ?? NotificationsReading(store)).wait()
         let restoring = DaemonMetrics.monotonicNanoseconds()
-        core.restoreNotifications(
-            pending: stored.pending, delivered: stored.deliveries.map(\.record), badges: stored.badges,
-            categories: stored.categories)
-        presentation.restore(stored.deliveries)
+        core.restoreNotifications(read.schedule)
+        presentation.restore(read.deliveries)
         logger.info(
             "notifications read back",
             metadata: [
-                "offstage.pending": "\(stored.pending.count)", "offstage.delivered": "\(stored.deliveries.count)",
-                "offstage.readMilliseconds": "\((restoring - reading) / 1_000_000)",
+                "offstage.pending": "\(read.pendingCount)", "offstage.delivered": "\(read.deliveries.count)",
+                "offstage.readMilliseconds": "\(read.readMilliseconds)",
+                "offstage.scheduleMilliseconds": "\(read.scheduleMilliseconds)",
+                "offstage.waitedMilliseconds": "\((restoring - waiting) / 1_000_000)",
                 "offstage.restoreMilliseconds": "\((DaemonMetrics.monotonicNanoseconds() - restoring) / 1_000_000)",
             ])
     }

@@ -186,16 +186,20 @@ enum FlatJSONReader {
                 index += 1
                 return try text(UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
             }
-            var text = Array(bytes[start..<index])
+            // With escapes (the user info, JSON itself, is all quotes): the runs between them copied whole.
+            var text: [UInt8] = []
+            text.reserveCapacity(2 * (index - start) + 16)
+            var run = start
             while true {
+                while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                    guard byte >= 0x20 else { throw Unreadable(reason: "a control character in a string at byte \(index)") }
+                    index += 1
+                }
+                text.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<index]))
                 guard let byte = peek else { throw Unreadable(reason: "an unterminated string") }
                 index += 1
                 if byte == UInt8(ascii: "\"") { break }
-                if byte != UInt8(ascii: "\\") {
-                    guard byte >= 0x20 else { throw Unreadable(reason: "a control character in a string at byte \(index)") }
-                    text.append(byte)
-                    continue
-                }
+                defer { run = index }
                 guard let escape = peek else { throw Unreadable(reason: "an unterminated escape") }
                 index += 1
                 switch escape {
@@ -209,20 +213,21 @@ enum FlatJSONReader {
                 default: throw Unreadable(reason: "an unknown escape at byte \(index)")
                 }
             }
-            guard let string = String(validating: text, as: UTF8.self) else {
-                throw Unreadable(reason: "a string that is not UTF-8")
-            }
+            guard let string = text.withUnsafeBytes(Self.utf8) else { throw Unreadable(reason: "a string that is not UTF-8") }
             return string
         }
 
         /// The string of UTF-8 `bytes`, or an error when they are not UTF-8.
         private func text(_ bytes: UnsafeRawBufferPointer) throws(Unreadable) -> String {
+            guard let string = Self.utf8(bytes) else { throw Unreadable(reason: "a string that is not UTF-8") }
+            return string
+        }
+
+        /// The string of UTF-8 `bytes`, nil when they are not UTF-8.
+        private static func utf8(_ bytes: UnsafeRawBufferPointer) -> String? {
             // ASCII, the usual case, needs no validating.
             if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-            guard let string = String(validating: bytes, as: UTF8.self) else {
-                throw Unreadable(reason: "a string that is not UTF-8")
-            }
-            return string
+            return String(validating: bytes, as: UTF8.self)
         }
 
         /// The UTF-8 of a `\uXXXX` escape (the `\u` read), with the low half of a surrogate pair when one follows.
