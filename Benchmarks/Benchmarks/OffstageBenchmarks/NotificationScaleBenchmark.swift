@@ -206,7 +206,7 @@ enum NotificationScaleBenchmark {
         guard let line = log.split(separator: "\n").last(where: { $0.contains("notifications read back") }) else {
             return "(no \"notifications read back\" line in the daemon's log)"
         }
-        let fields = ["pending", "delivered", "readMilliseconds", "restoreMilliseconds"].map { key -> String in
+        let fields = ["pending", "delivered", "readMilliseconds", "scheduleMilliseconds", "waitedMilliseconds", "restoreMilliseconds"].map { key -> String in
             guard let range = line.range(of: "offstage.\(key)=") else { return "\(key) ?" }
             return "\(key) " + line[range.upperBound...].prefix { $0.isNumber }
         }

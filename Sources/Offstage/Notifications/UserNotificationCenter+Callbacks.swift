@@ -6,9 +6,11 @@ import OffstageProtocol
 /// async, so each callback is answered (`CallbackDone`) when its method has returned, not when the main loop hands it
 /// over; the daemon sends the app nothing else meanwhile.
 extension UserNotificationCenter {
-    /// A notification callback, on the main thread: handled in a task on the main actor, which answers it.
+    /// A notification callback, on the main thread: handled in a task on the main actor, which answers it. The task
+    /// starts at once, here, rather than after a trip through the main queue: a delegate that does not suspend has
+    /// seen the notification before this returns (the app in front hears it as soon as it can, SPEC NT-2).
     func handle(_ callback: AppInterface.CallbackMessage) {
-        Task { await respond(to: callback) }
+        Task.immediate { await respond(to: callback) }
     }
 
     /// Runs the delegate for `callback`, tells the daemon what it chose, and answers the callback.
