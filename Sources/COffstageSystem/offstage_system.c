@@ -636,3 +636,11 @@ size_t offstage_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
 }
+
+void offstage_heap_trim(void) {
+    malloc_trim(0);
+}
+
+int offstage_heap_limit_arenas(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
+}

@@ -53,6 +53,10 @@ struct Offstaged: AsyncParsableCommand {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
         let environment = ProcessInfo.processInfo.environment
+        // Two malloc arenas, not eight per core: the daemon's threads (the event loop, the store's readers, the
+        // start-up's decoding) each keep freed memory in their own, which with 64,000 notifications read back is
+        // megabytes (SPEC §11: 64 MB). MALLOC_ARENA_MAX in the environment still decides.
+        if environment["MALLOC_ARENA_MAX"] == nil { _ = offstage_heap_limit_arenas(2) }
         let state = URL(fileURLWithPath: stateDirectory ?? OffstageSocketPath.defaultStateDirectory(environment: environment))
             .standardizedFileURL.path
         // Absolute: apps are started in their own data folders and are told this path.

@@ -223,6 +223,14 @@ int offstage_open_pty(char *slave_path, size_t capacity);
 /// (malloc.h, which the Glibc module does not import). For tests that measure what a structure costs.
 size_t offstage_heap_in_use(void);
 
+/// Gives the C heap's free memory back to the kernel, in every arena (malloc_trim(0)): after a burst of short-lived
+/// allocations, such as reading a large store back, the pages freed between what stays are no longer resident.
+void offstage_heap_trim(void);
+
+/// At most `arenas` malloc arenas (mallopt M_ARENA_MAX; glibc's default is eight per core). Each arena keeps its own
+/// freed memory, so a daemon whose threads allocate briefly holds less with few. Returns 0 if glibc refused.
+int offstage_heap_limit_arenas(int arenas);
+
 // MARK: - The main dispatch queue, run by a loop of our own
 
 // libdispatch's hooks for a run loop that owns the main thread (Foundation's run loop uses the same): the main

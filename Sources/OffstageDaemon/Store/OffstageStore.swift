@@ -34,6 +34,12 @@ public final class OffstageStore: Sendable {
         try Self.migrator.migrate(database)
     }
 
+    /// Frees SQLite's page caches and closes the idle read connections (they open again when needed): after the
+    /// start-up has read the whole store back.
+    public func releaseMemory() {
+        database.releaseMemory()
+    }
+
     /// Runs `body` in a write transaction, timed on the monotonic clock as a write of `kind`.
     func write<Result>(_ kind: StoreWrite, _ body: (Database) throws -> Result) throws -> Result {
         guard let metrics else { return try database.write(body) }
