@@ -58,10 +58,15 @@ enum NotificationCalendar {
                 from = found
                 continue
             }
+            // Beyond what an instant holds (nanoseconds in 64 bits: the year 2262), it never fires.
+            guard found.timeIntervalSince1970 < Self.latestSeconds else { return nil }
             return Instant(secondsSinceEpoch: found.timeIntervalSince1970.rounded())
         }
         return nil
     }
+
+    /// The latest second an instant holds, with room to spare (the year 2255).
+    static let latestSeconds: Double = 9e9
 
     /// Answers of ``next(after:matching:deviceZone:)`` already worked out, for a run of questions that repeat: after
     /// downtime every daily alarm at 07:00 fires at once and asks for its next time after the same instant, and a time

@@ -105,7 +105,8 @@ public struct DateMatch: Hashable, Sendable, Codable {
 
     func validate() throws(CoreError) {
         let ranges: [(String, Int?, ClosedRange<Int>)] = [
-            ("year", year, 1970...9999), ("month", month, 1...12), ("day", day, 1...31), ("hour", hour, 0...23),
+            // An instant holds nanoseconds in 64 bits, up to the year 2262: a year past 2200 is refused, not a crash.
+            ("year", year, 1970...2200), ("month", month, 1...12), ("day", day, 1...31), ("hour", hour, 0...23),
             ("minute", minute, 0...59), ("second", second, 0...59), ("weekday", weekday, 1...7),
         ]
         var given = 0

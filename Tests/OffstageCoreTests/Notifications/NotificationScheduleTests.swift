@@ -234,6 +234,9 @@ struct NotificationScheduleTests {
             (.calendar(DateMatch(), repeats: true), NotificationContent(title: "t"), "no date components"),
             (.calendar(DateMatch(month: 13), repeats: true), NotificationContent(title: "t"), "month 13"),
             (.calendar(DateMatch(hour: 24), repeats: true), NotificationContent(title: "t"), "hour 24"),
+            // Past what an instant holds (the year 2262): refused, where the fuzzer found it crashed the core.
+            (.calendar(DateMatch(year: 4056, month: 2, day: 29), repeats: false), NotificationContent(title: "t"), "year 4056"),
+            (.calendar(DateMatch(year: 2201, hour: 7), repeats: false), NotificationContent(title: "t"), "year 2201"),
             (
                 .calendar(DateMatch(hour: 7, timeZone: "Mars/Olympus"), repeats: true), NotificationContent(title: "t"),
                 "Mars/Olympus"
