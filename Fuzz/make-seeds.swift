@@ -65,6 +65,23 @@ let calls: [(String, String)] = [
     ("escaped-method", "{\"method\":\"io.offstage.App.\\u0047etDevice\",\"parameters\":null,\"more\":null}"),
 ]
 
+/// Add calls of io.offstage.Notifications as the SDK sends them: every trigger, content with every member, and requests
+/// the core refuses (a repeating interval under 60 s, content too large, a date that cannot be, a bad identifier).
+let notificationAdds: [(String, String)] = [
+    ("interval", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"tea","content":{"title":"Tea","body":"Ready"},"trigger":{"kind":"timeInterval","seconds":180}}}}"#),
+    ("interval-repeating", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"stretch","content":{"title":"Stretch"},"trigger":{"kind":"timeInterval","repeats":true,"seconds":3600}}}}"#),
+    ("calendar-daily", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"wake","content":{"title":"Alarm","sound":"default","badge":1},"trigger":{"kind":"calendar","repeats":true,"dateComponents":{"hour":7,"minute":0}}}}}"#),
+    ("calendar-zone-weekday", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"standup","content":{"title":"Standup","categoryIdentifier":"meeting","threadIdentifier":"work"},"trigger":{"kind":"calendar","repeats":true,"dateComponents":{"weekday":2,"hour":9,"minute":30,"timeZone":"Europe/Berlin"}}}}}"#),
+    ("calendar-leap-day", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"leap","content":{"body":"Leap day"},"trigger":{"kind":"calendar","dateComponents":{"year":2028,"month":2,"day":29,"hour":12}}}}}"#),
+    ("date-with-user-info", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"msg/1 \"x\"","content":{"title":"Anna","subtitle":"Lunch?","body":"ünïcode ✓","userInfo":{"thread":{"id":7,"tags":["a",null,true,2.5]},"path":"a/b"}},"trigger":{"kind":"date","date":1800000090.25}}}}"#),
+    ("date-past", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"late","content":{"title":"Late"},"trigger":{"kind":"date","date":1700000000}}}}"#),
+    ("refused-short-repeat", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"spam","content":{"title":"Spam"},"trigger":{"kind":"timeInterval","repeats":true,"seconds":5}}}}"#),
+    ("refused-no-such-day", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"never","content":{"title":"Never"},"trigger":{"kind":"calendar","dateComponents":{"month":2,"day":30}}}}}"#),
+    ("refused-empty-content", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"empty","content":{},"trigger":{"kind":"timeInterval","seconds":60}}}}"#),
+    ("refused-bad-kind", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":"x","content":{"title":"x"},"trigger":{"kind":"weekly"}}}}"#),
+    ("refused-wrong-type", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":7,"content":{"title":"x"},"trigger":{"kind":"date","date":"soon"}}}}"#),
+]
+
 /// Replies and errors as the daemon sends them.
 let replies: [(String, String)] = [
     ("reply-attach-app",
@@ -107,6 +124,7 @@ func nested(_ arrays: Int) -> String {
 }
 
 let messages = calls + replies
+try write("notification-add", notificationAdds.map { ($0.0, text($0.1)) })
 try write("varlink-codec", messages.map { ($0.0, text($0.1)) } + grammar.prefix(4).map { ($0.0, text($0.1)) })
 try write(
     "json-envelope",
