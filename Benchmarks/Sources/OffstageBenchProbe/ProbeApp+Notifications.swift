@@ -2,6 +2,58 @@ import Foundation
 import Offstage
 import OffstageBenchKit
 
+/// What both notification probes do at launch: add their notifications through the SDK, counting those refused, and
+/// once that is done and the app is active, hand a ``ScaleReady`` to `report` (once).
+@MainActor
+final class LaunchAdds {
+    private var added = 0
+    private var refused: [String] = []
+    private var addsDone = false
+    private var active = false
+    private var reported = false
+    private let report: (ScaleReady) -> Void
+
+    init(report: @escaping (ScaleReady) -> Void) {
+        self.report = report
+    }
+
+    /// Adds `requests` (each with the name a refusal is reported under), then reports if the app is active.
+    func add(_ requests: [(name: String, request: NotificationRequest)]) async {
+        let center = UserNotificationCenter.current()
+        for (name, request) in requests {
+            do {
+                try await center.add(request)
+                added += 1
+            } catch {
+                refused.append("\(name): \(error)")
+            }
+        }
+        addsDone = true
+        reportIfReady()
+    }
+
+    /// Nothing will be added: `reason` is reported as the one refusal.
+    func cannotAdd(_ reason: String) {
+        refused.append(reason)
+        addsDone = true
+        reportIfReady()
+    }
+
+    func becameActive() {
+        active = true
+        reportIfReady()
+    }
+
+    private func reportIfReady() {
+        guard addsDone, active, !reported else { return }
+        reported = true
+        report(
+            ScaleReady(
+                app: ProcessInfo.processInfo.environment["OFFSTAGE_APP_ID"] ?? "?", pid: getpid(), submitted: added,
+                refused: refused.count, firstError: (refused.first ?? "").replacingOccurrences(of: "\t", with: " ")))
+    }
+}
+
 /// The probe's `--notify-late PLAN --report SOCKET [--exit]` mode, for the notification lateness benchmark: at launch
 /// it reads PLAN (`START_MS STEP_MS COUNT PREFIX`, one line) and adds COUNT notifications through the SDK, `PREFIX-i`
 /// due at START_MS + i·STEP_MS milliseconds since the epoch (a ``DateNotificationTrigger``); once they are added and
@@ -16,16 +68,17 @@ final class LatenessProbe: UserNotificationCenterDelegate {
     let report: String
     let exitWhenDone: Bool
     var reportSocket: Int32 = -1
-    var added = 0
-    var refused: [String] = []
-    var addsDone = false
-    var active = false
-    var reported = false
+    private var adds: LaunchAdds!
 
     init(plan: String, report: String, exit: Bool) {
         self.plan = plan
         self.report = report
         self.exitWhenDone = exit
+        adds = LaunchAdds { [unowned self] ready in
+            send(ready.encoded)
+            // After this handler returns, so its CallbackDone goes out first.
+            if exitWhenDone { DispatchQueue.main.async { Foundation.exit(0) } }
+        }
     }
 
     func start() {
@@ -37,44 +90,22 @@ final class LatenessProbe: UserNotificationCenterDelegate {
         }
         let words = ((try? String(contentsOfFile: plan, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace)
         guard words.count == 4, let start = Int64(words[0]), let step = Int64(words[1]), let count = Int(words[2]) else {
-            refused.append("unreadable plan \(plan)")
-            addsDone = true
+            adds.cannotAdd("unreadable plan \(plan)")
             return
         }
         let prefix = String(words[3])
-        Task {
-            let center = UserNotificationCenter.current()
-            for index in 0..<count {
-                let due = Date(timeIntervalSince1970: Double(start + Int64(index) * step) / 1000)
-                let content = NotificationContent(title: "Due \(index)", body: "Lateness probe notification \(index)")
-                let request = NotificationRequest(
-                    identifier: "\(prefix)-\(index)", content: content, trigger: DateNotificationTrigger(date: due))
-                do {
-                    try await center.add(request)
-                    added += 1
-                } catch {
-                    refused.append("\(prefix)-\(index): \(error)")
-                }
-            }
-            addsDone = true
-            reportIfReady()
+        let requests = (0..<count).map { index in
+            let due = Date(timeIntervalSince1970: Double(start + Int64(index) * step) / 1000)
+            let content = NotificationContent(title: "Due \(index)", body: "Lateness probe notification \(index)")
+            let identifier = "\(prefix)-\(index)"
+            return (identifier, NotificationRequest(
+                identifier: identifier, content: content, trigger: DateNotificationTrigger(date: due)))
         }
+        Task { await adds.add(requests) }
     }
 
     func becameActive() {
-        active = true
-        reportIfReady()
-    }
-
-    private func reportIfReady() {
-        guard addsDone, active, !reported else { return }
-        reported = true
-        let ready = ScaleReady(
-            app: ProcessInfo.processInfo.environment["OFFSTAGE_APP_ID"] ?? "?", pid: getpid(), submitted: added,
-            refused: refused.count, firstError: (refused.first ?? "").replacingOccurrences(of: "\t", with: " "))
-        send(ready.encoded)
-        // After this handler returns, so its CallbackDone goes out first.
-        if exitWhenDone { DispatchQueue.main.async { exit(0) } }
+        adds.becameActive()
     }
 
     func userNotificationCenter(
@@ -112,16 +143,22 @@ final class NotificationScaleProbe {
     let countFile: String
     let report: String
     let listen: String?
-    var added = 0
-    var refused: [String] = []
-    var addsDone = false
-    var active = false
-    var reported = false
+    private var adds: LaunchAdds!
 
     init(countFile: String, report: String, listen: String?) {
         self.countFile = countFile
         self.report = report
         self.listen = listen
+        adds = LaunchAdds { [unowned self] ready in
+            do {
+                let socket = try UnixSocket.datagram()
+                try UnixSocket.send(socket, datagram: ready.encoded, to: self.report)
+                close(socket)
+            } catch {
+                print("probe: cannot report to \(self.report): \(error)")
+            }
+            if self.listen == nil { DispatchQueue.main.async { exit(0) } }
+        }
     }
 
     nonisolated static var appID: String { ProcessInfo.processInfo.environment["OFFSTAGE_APP_ID"] ?? "?" }
@@ -140,42 +177,13 @@ final class NotificationScaleProbe {
         }
         let text = (try? String(contentsOfFile: countFile, encoding: .utf8)) ?? ""
         let count = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        let seed = Self.seed
-        Task {
-            let center = UserNotificationCenter.current()
-            let now = Date()
-            for index in 0..<count {
-                do {
-                    try await center.add(RealisticNotifications.request(index, seed: seed, now: now))
-                    added += 1
-                } catch {
-                    refused.append("n\(index): \(error)")
-                }
-            }
-            addsDone = true
-            reportIfReady()
-        }
+        let (seed, now) = (Self.seed, Date())
+        let requests = (0..<count).map { index in ("n\(index)", RealisticNotifications.request(index, seed: seed, now: now)) }
+        Task { await adds.add(requests) }
     }
 
     func becameActive() {
-        active = true
-        reportIfReady()
-    }
-
-    private func reportIfReady() {
-        guard addsDone, active, !reported else { return }
-        reported = true
-        let ready = ScaleReady(
-            app: Self.appID, pid: getpid(), submitted: added, refused: refused.count,
-            firstError: (refused.first ?? "").replacingOccurrences(of: "\t", with: " "))
-        do {
-            let socket = try UnixSocket.datagram()
-            try UnixSocket.send(socket, datagram: ready.encoded, to: report)
-            close(socket)
-        } catch {
-            print("probe: cannot report to \(report): \(error)")
-        }
-        if listen == nil { DispatchQueue.main.async { exit(0) } }
+        adds.becameActive()
     }
 }
 
