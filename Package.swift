@@ -39,12 +39,36 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Seeded random generators for the core's model-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // The push gateway: HTTP/2 (h2c on loopback, TLS with ALPN h2), ES256 provider tokens, Web Push's ECDH and
+        // AES-GCM (OffstagePush, and what links it).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         // The pure core: no I/O, no clock.
         .target(name: "OffstageCore", swiftSettings: strict),
         // Wire types, Varlink framing and the blocking client shared by the SDK and the CLI.
         .target(name: "OffstageProtocol", dependencies: ["OffstageCore"], swiftSettings: strict),
+        // The push gateway (SPEC NT-3): the APNs-compatible provider API and the Web Push front door over HTTP/2, its
+        // rules, and a provider client (the CLI's `push`). Storage is a port: SQLite in the daemon, PostgreSQL in
+        // `offstage-push`.
+        .target(
+            name: "OffstagePush",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // C wrappers for what the Glibc module does not import (prctl, pidfd, fork+exec into a cgroup, wait status).
         .target(name: "COffstageSystem"),
         // The real shell.
@@ -96,6 +120,17 @@ let package = Package(
                 // COffstageSystem only for the heap figure of the notification memory tests.
                 "OffstageCore", "OffstageSimulator", "FuzzInputs", "COffstageSystem",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "OffstagePushTests",
+            dependencies: [
+                "OffstagePush",
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict
         ),
