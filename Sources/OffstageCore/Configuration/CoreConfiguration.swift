@@ -80,6 +80,14 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     public var minimumNotificationRepeatInterval: Double = 60
     /// A notification delivered more than this after its due time (the daemon was down) is marked late. Default 1 s.
     public var notificationLateAfter: Double = 1
+    /// Background pushes an app may be woken for, regained per hour (SPEC NT-4; the platform's advice is two or three
+    /// an hour). Default 3.
+    public var backgroundPushesPerHour: Double = 3
+    /// Background pushes an app may be woken for in a row before the hourly rate applies. Default 3.
+    public var backgroundPushBurst: Int = 3
+    /// An app's remote-notification handler has this long to complete, then the app is terminated (SPEC NT-4).
+    /// Default 30 s.
+    public var remoteNotificationTime: Double = 30
     /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
     /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
     public var utcOffsetSeconds: Int?
@@ -99,6 +107,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case significantChangeDistance, accessoryEventTime, maximumAccessoriesPerApp
         case maximumPendingNotificationsPerApp, maximumDeliveredNotificationsPerApp, maximumNotificationContentBytes
         case minimumNotificationRepeatInterval, notificationLateAfter
+        case backgroundPushesPerHour, backgroundPushBurst, remoteNotificationTime
     }
 
     public init(from decoder: any Decoder) throws {
@@ -143,6 +152,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         minimumNotificationRepeatInterval = try value(
             .minimumNotificationRepeatInterval, defaults.minimumNotificationRepeatInterval)
         notificationLateAfter = try value(.notificationLateAfter, defaults.notificationLateAfter)
+        // Wakes per hour, not seconds, but the same rule.
+        backgroundPushesPerHour = try value(.backgroundPushesPerHour, defaults.backgroundPushesPerHour)
+        remoteNotificationTime = try value(.remoteNotificationTime, defaults.remoteNotificationTime)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {
@@ -158,6 +170,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
             .maximumPendingNotificationsPerApp, defaults.maximumPendingNotificationsPerApp, in: 1...100_000)
         maximumDeliveredNotificationsPerApp = try integer(
             .maximumDeliveredNotificationsPerApp, defaults.maximumDeliveredNotificationsPerApp, in: 1...10_000)
+        backgroundPushBurst = try integer(.backgroundPushBurst, defaults.backgroundPushBurst, in: 0...10_000)
         maximumNotificationContentBytes = try integer(
             .maximumNotificationContentBytes, defaults.maximumNotificationContentBytes, in: 256...1_048_576)
         if container.contains(.utcOffsetSeconds) {
@@ -186,6 +199,7 @@ extension CoreConfiguration {
     var keepAliveWindow: Duration { .seconds(double: max(keepAliveTolerance, keepAliveHandlerTime)) }
     var voipSocketEvent: Duration { .seconds(double: voipSocketEventTime) }
     var accessoryEvent: Duration { .seconds(double: accessoryEventTime) }
+    var remoteNotificationRuntime: Duration { .seconds(double: remoteNotificationTime) }
     var localClock: LocalClock { LocalClock(utcOffsetSeconds: utcOffsetSeconds ?? 0) }
 
     /// The runtime of a task of this kind.

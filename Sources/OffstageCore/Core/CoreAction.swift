@@ -33,6 +33,8 @@ public enum CoreAction: Hashable, Sendable {
     case unwatchAccessory(AppID, name: String)
     /// Persist or show local notifications (SPEC NT-1, NT-2).
     case notification(NotificationAction)
+    /// Persist what became of pushes (SPEC NT-4, NT-5).
+    case push(PushAction)
 }
 
 /// How to launch an app.

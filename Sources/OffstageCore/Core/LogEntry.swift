@@ -11,6 +11,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case mode
         /// A local notification scheduled, delivered, answered or moved (SPEC NT-1, NT-2).
         case notification
+        /// A push arrived, was held, woke an app, or ended (SPEC NT-4, NT-5).
+        case push
     }
 
     /// When it happened.

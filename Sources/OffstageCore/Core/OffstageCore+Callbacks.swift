@@ -63,7 +63,7 @@ extension OffstageCore {
         case .didEnterBackground: now + configuration.didEnterBackground
         case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
-        case .runTask, .performFetch, .taskExpiring: nil  // the run's runtime and grace bound it
+        case .runTask, .performFetch, .taskExpiring, .remoteNotification: nil  // the run's runtime and grace bound it
         case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent, .locations,
             .locationError, .notificationWillPresent, .notificationResponse:
             now + configuration.callback
@@ -155,6 +155,7 @@ extension OffstageCore {
             return terminate(id, .callbackTimeout(callback: inFlight.kind.description, seconds: seconds), .signal, now)
         }
         if settleRuns(id, now) { return }
+        if settlePushRuns(id, now) { return }
         if let overrun = process.ledger.overrunDue, now >= overrun {
             let tasks = process.ledger.tasks
             let longest = tasks.map { (now - $0.begunAt).inSeconds }.max() ?? 0
@@ -233,7 +234,8 @@ extension OffstageCore {
         case .didFinishLaunching: configuration.launch
         case .didEnterBackground: configuration.didEnterBackground
         case .willTerminate: configuration.willTerminate
-        case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring: .zero
+        // A run's handler is bounded by the run's own deadline, not a callback watchdog.
+        case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring, .remoteNotification: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent, .locations,
             .locationError, .notificationWillPresent, .notificationResponse:
             configuration.callback

@@ -6,6 +6,7 @@ extension OffstageCore {
     public var nextDeadline: Instant? {
         var earliest: Instant? = schedulerDeadline
         if let due = notifications.nextDue, earliest == nil || due < earliest! { earliest = due }
+        if let due = pushes.nextRelease(pushLimits), earliest == nil || due < earliest! { earliest = due }
         for candidate in processDeadlines.values where earliest == nil || candidate < earliest! {
             earliest = candidate
         }
@@ -25,6 +26,7 @@ extension OffstageCore {
         if let at = process.ledger.overrunDue { result.append(at) }
         if let at = process.suspendAt { result.append(at) }
         for run in process.runs { result.append(run.deadline) }
+        for run in process.pushRuns { result.append(run.deadline) }
         return result
     }
 
@@ -56,6 +58,7 @@ extension OffstageCore {
     public mutating func advance(to now: Instant) -> [CoreAction] {
         for (id, deadline) in processDeadlines where deadline <= now { touched.insert(id) }
         fireNotifications(now)
+        releaseHeldPushes(now)
         return finish(now)
     }
 }

@@ -94,6 +94,7 @@ extension OffstageCore {
         apps[id] = nil
         perform(modes.forget(id), now)
         perform(notifications.forget(id))
+        perform(pushes.forget(id, reason: "'\(id)' was uninstalled"), now)
         emit(.forget(id, bundlePath: entry.app.bundlePath))
         log(now, id, .uninstall, message)
     }

@@ -80,7 +80,9 @@ extension TerminationReason {
     /// Whether a watchdog (rather than the user or the system) ended the app.
     var isWatchdog: Bool {
         switch self {
-        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .didNotReattach, .taskOverrun: true
+        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .didNotReattach, .taskOverrun,
+            .remoteNotificationOverrun:
+            true
         default: false
         }
     }

@@ -47,6 +47,8 @@ public struct OffstageCore: Sendable {
     public internal(set) var modes = BackgroundModes()
     /// Local notifications: pending, delivered, badges, categories (SPEC NT-1, NT-2).
     public internal(set) var notifications = NotificationSchedule()
+    /// Background pushes held over budget, and each app's budget (SPEC NT-4).
+    public internal(set) var pushes = PushInbox()
 
     /// Creates a core.
     /// - Parameters:

@@ -34,6 +34,8 @@ public struct AppProcess: Hashable, Sendable {
     public var ledger: BackgroundTaskLedger
     /// Scheduled tasks the app is running (SPEC SCH-3).
     public var runs: [TaskRun] = []
+    /// Remote-notification handlers the app is running (SPEC NT-4).
+    public var pushRuns: [PushRun] = []
     /// When the app will be suspended if it stays idle in the background (SPEC LC-4).
     public var suspendAt: Instant?
     /// Why the app was last suspended, for `offstage apps` and `explain`: nothing held it, and which mode would have
@@ -56,7 +58,7 @@ public struct AppProcess: Hashable, Sendable {
 
     /// Whether something keeps the app running in the background (SPEC LC-4, BT-2).
     public var isBusy: Bool {
-        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks || !runs.isEmpty
+        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks || !runs.isEmpty || !pushRuns.isEmpty
     }
 }
 

@@ -60,6 +60,9 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     case notificationWillPresent(DeliveredNotification)
     /// The user tapped a notification or chose one of its actions (`userNotificationCenter(_:didReceive:)`).
     case notificationResponse(NotificationResponse)
+    /// A push with `content-available` (`application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`, SPEC
+    /// NT-4): the app completes the run within 30 s.
+    case remoteNotification(RemoteNotificationCall)
 
     /// The callback's wire name.
     public var name: String {
@@ -83,6 +86,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .accessory: "accessory"
         case .notificationWillPresent: "notificationWillPresent"
         case .notificationResponse: "notificationResponse"
+        case .remoteNotification: "remoteNotification"
         }
     }
 

@@ -53,6 +53,8 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     case freezeFailed(String)
     /// A scheduled task was not completed within its runtime and the grace period after its expiration (SPEC SCH-3).
     case taskOverrun(identifier: String, seconds: Double)
+    /// A remote-notification handler did not complete within its time (SPEC NT-4).
+    case remoteNotificationOverrun(seconds: Double)
 
     public var description: String {
         switch self {
@@ -74,6 +76,8 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
         case .freezeFailed(let why): "could not be suspended: \(why)"
         case .taskOverrun(let identifier, let seconds):
             "task '\(identifier)' not completed within \(format(seconds)) s (runtime and grace after expiration)"
+        case .remoteNotificationOverrun(let seconds):
+            "remote-notification handler not completed within \(format(seconds)) s"
         }
     }
 }

@@ -255,6 +255,39 @@ public struct NotificationSchedule: Hashable, Sendable {
         return out
     }
 
+    /// Delivers a notification now that was never pending: an alert push (SPEC NT-4 "shown like local
+    /// notifications"). Its key's due instant is when the push was accepted, so a push handed in again after a restart
+    /// names the same delivery and is not shown twice (nothing happens if that delivery is already recorded). A
+    /// delivered notification with the same identifier is replaced, as a push's collapse id replaces what it showed.
+    mutating func deliverNow(
+        _ app: AppID, _ request: NotificationRequest, due: Instant, at now: Instant, limits: Limits,
+        destination: Destination
+    ) -> Firings {
+        var out = Firings()
+        let key = DeliveryKey(app: app, identifier: request.identifier, due: due)
+        if awaitingApp[key] != nil || delivered[app]?.contains(where: { $0.key == key }) == true { return out }
+        let late = now - due > limits.lateAfter
+        let replaced = delivered[app]?.filter { $0.request.identifier == request.identifier }.map(\.key) ?? []
+        if !replaced.isEmpty {
+            delivered[app]?.removeAll { replaced.contains($0.key) }
+            out.actions.append(.removeDelivered(app, keys: replaced))
+        }
+        switch destination {
+        case .nobody:
+            out.suppressed.append(key)
+        case .app:
+            let record = DeliveredNotification(app: app, request: request, due: due, deliveredAt: now, late: late, route: .app)
+            awaitingApp[key] = record
+            out.actions.append(.fire(key, delivery: record, next: nil))
+            out.toApps.append(record)
+        case .user:
+            let record = DeliveredNotification(app: app, request: request, due: due, deliveredAt: now, late: late, route: .user)
+            out.actions.append(.fire(key, delivery: record, next: nil))
+            toUser(record, limits: limits, into: &out.actions)
+        }
+        return out
+    }
+
     /// Adds a record to the user's list, shows it, applies its badge, and trims the list to its limit: appends the
     /// actions for that, in order, to `actions`.
     private mutating func toUser(

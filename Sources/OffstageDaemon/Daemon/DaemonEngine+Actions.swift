@@ -72,6 +72,8 @@ extension DaemonEngine {
             watchAccessory(id, name: name, path: path)
         case .notification(let notification):
             performNotifications([notification])
+        case .push(let push):
+            performPush(push)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

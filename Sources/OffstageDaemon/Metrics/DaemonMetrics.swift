@@ -219,6 +219,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
     case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
     case voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent, notificationResponse
+    case remoteNotification
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -242,6 +243,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .accessory: self = .accessory
         case .notificationWillPresent: self = .notificationWillPresent
         case .notificationResponse: self = .notificationResponse
+        case .remoteNotification: self = .remoteNotification
         }
     }
 

@@ -20,6 +20,8 @@ extension AppInterface {
         public var accessoryEvent: String?
         public var notification: NotificationsInterface.DeliveredMessage?
         public var actionIdentifier: String?
+        public var pushId: String?
+        public var payload: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
@@ -27,7 +29,7 @@ extension AppInterface {
             audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
             locationError: String? = nil, systemEvent: String? = nil, accessory: String? = nil,
             accessoryEvent: String? = nil, notification: NotificationsInterface.DeliveredMessage? = nil,
-            actionIdentifier: String? = nil
+            actionIdentifier: String? = nil, pushId: String? = nil, payload: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -46,6 +48,8 @@ extension AppInterface {
             self.accessoryEvent = accessoryEvent
             self.notification = notification
             self.actionIdentifier = actionIdentifier
+            self.pushId = pushId
+            self.payload = payload
         }
 
         /// The wire form of a core callback.
@@ -63,6 +67,7 @@ extension AppInterface {
             var accessory: (name: String, event: String)?
             var notification: NotificationsInterface.DeliveredMessage?
             var actionIdentifier: String?
+            var push: RemoteNotificationCall?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -77,6 +82,7 @@ extension AppInterface {
             case .notificationWillPresent(let record): notification = .init(record)
             case .notificationResponse(let response):
                 (notification, actionIdentifier) = (.init(response.notification), response.actionIdentifier)
+            case .remoteNotification(let call): (run, push) = (call.run, call)
             default: break
             }
             self.init(
@@ -84,7 +90,8 @@ extension AppInterface {
                 deadline: callback.deadline?.secondsSinceEpoch, run: run, taskIdentifier: identifier, taskKind: taskKind,
                 audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
                 locationError: locationError, systemEvent: systemEvent, accessory: accessory?.name,
-                accessoryEvent: accessory?.event, notification: notification, actionIdentifier: actionIdentifier)
+                accessoryEvent: accessory?.event, notification: notification, actionIdentifier: actionIdentifier,
+                pushId: push?.push, payload: push?.payload)
         }
     }
 }

@@ -158,6 +158,15 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"actionIdentifier\":")
             json.string(actionIdentifier)
         }
+        if let pushId {
+            json.raw(",\"pushId\":")
+            json.string(pushId)
+        }
+        if let payload {
+            // The push's payload, as text: it goes to the app as the server wrote it (SPEC NT-4).
+            json.raw(",\"payload\":")
+            json.string(payload)
+        }
         json.raw("}")
     }
 
@@ -173,7 +182,8 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             run: try object.unsigned("run"), taskIdentifier: try object.string("taskIdentifier"),
             taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"),
             systemEvent: try object.string("systemEvent"), accessory: try object.string("accessory"),
-            accessoryEvent: try object.string("accessoryEvent"))
+            accessoryEvent: try object.string("accessoryEvent"), pushId: try object.string("pushId"),
+            payload: try object.string("payload"))
     }
 }
 

@@ -23,14 +23,15 @@ public enum AppInterface {
           id: int,
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
-          # voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent or
-          # notificationResponse
+          # voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent,
+          # notificationResponse or remoteNotification
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
           # seconds since the Unix epoch after which the app is terminated, if a watchdog applies
           deadline: ?float,
-          # runTask, performFetch, taskExpiring: the run to complete with CompleteTask
+          # runTask, performFetch, taskExpiring: the run to complete with CompleteTask; remoteNotification: the run to
+          # complete with io.offstage.Push.CompleteRemoteNotification
           run: ?int,
           # runTask: the request's identifier and kind (refresh or processing)
           taskIdentifier: ?string,
@@ -52,7 +53,10 @@ public enum AppInterface {
           # notificationWillPresent, notificationResponse: the notification (SPEC NT-2)
           notification: ?Notification,
           # notificationResponse: default (a tap), dismiss, or the identifier of one of its category's actions
-          actionIdentifier: ?string
+          actionIdentifier: ?string,
+          # remoteNotification: the push's apns-id and its whole JSON payload, in text (SPEC NT-4)
+          pushId: ?string,
+          payload: ?string
         )
 
         # A local notification that fired (SPEC NT-2); see io.offstage.Notifications.

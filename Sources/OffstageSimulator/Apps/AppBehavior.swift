@@ -57,6 +57,10 @@ public struct AppBehavior: Sendable {
     public var presentsNotificationsInForeground: Bool = false
 
     /// An app that does nothing special.
+    /// How long its remote-notification handler runs before completing, and with what (SPEC NT-4); nil: it never
+    /// completes.
+    public var pushHandler: (runtime: Duration, result: TaskResult)? = (.milliseconds(100), .newData)
+
     public init() {}
 
     /// Adds steps for a callback.

@@ -27,11 +27,12 @@ enum ProcessEvent: Sendable {
     case exit(pid: Int32, ExitStatus)
     case completeRun(pid: Int32, run: UInt64, result: TaskResult)
     case stopAudio(pid: Int32)
+    case completePush(pid: Int32, run: UInt64, result: TaskResult)
 
     var pid: Int32 {
         switch self {
         case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _),
-            .completeRun(let pid, _, _), .stopAudio(let pid):
+            .completeRun(let pid, _, _), .stopAudio(let pid), .completePush(let pid, _, _):
             pid
         }
     }
@@ -83,6 +84,8 @@ extension Simulation {
                 accessoryWatches[AccessoryWatch(app: id, name: name)] = nil
             case .notification(let action):
                 perform(action)
+            case .push(let action):
+                perform(action)
             }
         }
     }
@@ -130,6 +133,7 @@ extension Simulation {
         case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
         case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)
         case .notificationResponse(let response): notificationResponses[id, default: []].append(response)
+        case .remoteNotification(let call): startPushHandler(call, pid: pid, app: id)
         case .locations(let fixes): deliveredLocations[id, default: []] += fixes
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
@@ -212,6 +216,8 @@ extension Simulation {
             completeRun(run, result, pid: pid, app: process.app)
         case .stopAudio(let pid):
             setPlaying(false, pid: pid, app: process.app)
+        case .completePush(let pid, let run, let result):
+            completePush(run, result, pid: pid, app: process.app)
         }
     }
 

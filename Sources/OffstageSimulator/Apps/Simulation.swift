@@ -40,6 +40,12 @@ public struct Simulation: Sendable {
     public internal(set) var willPresentNotifications: [AppID: [DeliveredNotification]] = [:]
     /// The responses each app's did-receive-response handler was given.
     public internal(set) var notificationResponses: [AppID: [NotificationResponse]] = [:]
+    /// The pushes each app's remote-notification handler was given, in order (SPEC NT-4).
+    public internal(set) var handledPushes: [AppID: [String]] = [:]
+    /// How each push ended, by `apns-id` (SPEC NT-4: never without a record).
+    public internal(set) var pushOutcomes: [String: PushOutcome] = [:]
+    /// The pushes held over budget, as the store keeps them.
+    public internal(set) var heldPushes: [String: RemotePush] = [:]
 
     /// Creates a simulation.
     /// - Parameters:

@@ -447,7 +447,7 @@ enum CoreInvariants {
             if seen.apps[id]?.process?.frozen != true {
                 fail(.ownProcessOnly, "the socket of \(id) is watched though \(id) is not suspended")
             }
-        case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory:
+        case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory, .push:
             break
         case .notification(let notification):
             var isFiring = false

@@ -396,6 +396,8 @@ struct ModelShell {
             case .forget(let id, _):
                 // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9).
                 crashes[id] = nil
+            case .push:
+                break  // the model drives no pushes
             case .notification(let action):
                 _ = notificationStore.apply(action)  // what it breaks, the check of the action above has recorded
                 if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
@@ -604,6 +606,7 @@ struct ModelShell {
             }
         case .saveApp, .saveDevice: return
         case .notification(let action): key = "notification.\(action.kindName)"
+        case .push: key = "push"
         }
         coverage[key, default: 0] += 1
     }
@@ -624,6 +627,7 @@ struct ModelShell {
         case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
         case .saveApp, .saveDevice: nil
         case .notification(let action): "→ notification \(action.kindName)"
+        case .push(let action): "→ push \(action)"
         }
     }
 }
@@ -650,7 +654,9 @@ struct CrashStreak: Hashable, Sendable {
     /// its own reasons (force-quit, upgrade, uninstall, shutdown, exits-on-suspend).
     static func isMisbehaviour(_ reason: TerminationReason) -> Bool {
         switch reason {
-        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed: true
+        case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed,
+            .remoteNotificationOverrun:
+            true
         case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed: false
         }
     }
