@@ -185,7 +185,7 @@ public enum APNsRequestRules {
 
     private static func checkPriority(_ value: String?) throws(APNsRefusal) -> PushPriority? {
         guard let value else { return nil }
-        guard let number = Int(value), let priority = PushPriority(rawValue: number) else {
+        guard let priority = PushPriority.allCases.first(where: { String($0.rawValue) == value }) else {
             throw APNsRefusal(.badPriority, "The apns-priority \(value.prefix(80)) is not 10, 5 or 1; send one of those.")
         }
         return priority
