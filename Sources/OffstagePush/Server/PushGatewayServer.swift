@@ -45,6 +45,11 @@ public final class PushGatewayServer: Sendable {
         state.withLock { $0.listener?.localAddress?.port }
     }
 
+    /// Whether the listener accepts new connections (false before ``start()`` and once ``shutdown()`` closed it).
+    public var isAcceptingConnections: Bool {
+        state.withLock { $0.listener?.isActive ?? false }
+    }
+
     /// How many client connections are open.
     public var connectionCount: Int {
         state.withLock { $0.connections.count }

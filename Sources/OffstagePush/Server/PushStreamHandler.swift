@@ -98,9 +98,10 @@ final class PushStreamHandler: ChannelInboundHandler {
     /// the response so it stops.
     private func refuse(context: ChannelHandlerContext, _ response: PushHTTPResponse, requestComplete: Bool) {
         state = .answered
-        write(context: context, response)
+        let written = write(context: context, response)
         if !requestComplete {
-            context.close(promise: nil)
+            // Only once the response is out: a reset drops the stream's frames still waiting to be written.
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }
 
@@ -113,21 +114,25 @@ final class PushStreamHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(context: ChannelHandlerContext, _ response: PushHTTPResponse) {
+    /// Writes `response`; the future completes when its last frame is written.
+    @discardableResult
+    private func write(context: ChannelHandlerContext, _ response: PushHTTPResponse) -> EventLoopFuture<Void> {
+        let written = context.eventLoop.makePromise(of: Void.self)
         var fields: [(String, String)] = [(":status", String(response.status))]
         fields.reserveCapacity(response.headers.count + 2)
         for field in response.headers {
             fields.append((field.name, field.value))
         }
         if response.body.isEmpty {
-            context.write(wrapOutboundOut(.headers(.init(headers: .init(fields), endStream: true))), promise: nil)
+            context.write(wrapOutboundOut(.headers(.init(headers: .init(fields), endStream: true))), promise: written)
         } else {
             fields.append(("content-length", String(response.body.count)))
             context.write(wrapOutboundOut(.headers(.init(headers: .init(fields)))), promise: nil)
             let body = context.channel.allocator.buffer(bytes: response.body)
-            context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+            context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: written)
         }
         context.flush()
+        return written.futureResult
     }
 }
 
