@@ -39,14 +39,29 @@ struct HTTP2ServerTests {
         }
     }
 
+    @Test("A VoIP payload of 5120 bytes passes the server's body limit; 5121 bytes are refused 413 as they arrive (NT-3)")
+    func voipOverTheWire() async throws {
+        try await withGateway { running in
+            let client = try await running.client()
+            var voip = APNsNotification(
+                deviceToken: Fixture.token, topic: "\(Fixture.app).voip", payload: Fixture.payload(size: 5120), pushType: .voip)
+            #expect(try await client.send(voip).status == 200)
+            voip.payload = Fixture.payload(size: 5121)
+            let refused = try await client.send(voip)
+            #expect(refused.status == 413)
+            #expect(refused.apnsReason == .payloadTooLarge)
+            #expect(await running.backend.accepted.map(\.pushType) == [.voip])
+            await client.close()
+        }
+    }
+
     @Test("A client that does not trust the gateway's certificate cannot send (NT-3)")
     func untrustedCertificate() async throws {
         try await withGateway(tls: true) { running in
-            await #expect(throws: (any Error).self) {
-                let client = try await running.client(trustAuthority: false)
-                defer { Task { await client.close() } }
-                _ = try await client.send(notification())
-            }
+            // TCP connects; the TLS handshake after it fails, and with it the push.
+            let client = try await running.client(trustAuthority: false)
+            await #expect(throws: (any Error).self) { _ = try await client.send(notification()) }
+            await client.close()
             #expect(await running.backend.accepted.isEmpty)
         }
     }
@@ -191,6 +206,7 @@ struct HTTP2ServerTests {
         #expect(try await inFlight.value.status == 200)
         await stopping.value
         #expect(server.connectionCount == 0)
+        await #expect(throws: PushGatewayServerError.self) { try await server.start() }
         #expect(await backend.accepted.count == 1)
         await client.close()
     }

@@ -138,6 +138,9 @@ public final class APNsProviderClient: Sendable {
         return try await promise.futureResult.get()
     }
 
+    /// Whether the connection is open (a closed client must be connected again).
+    public var isConnected: Bool { channel.isActive }
+
     /// Closes the connection.
     public func close() async {
         try? await channel.close()

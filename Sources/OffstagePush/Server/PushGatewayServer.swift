@@ -55,8 +55,13 @@ public final class PushGatewayServer: Sendable {
         state.withLock { $0.connections.count }
     }
 
-    /// Binds the listener; returns once the server accepts connections.
+    /// Binds the listener; returns once the server accepts connections. A server starts once.
     public func start() async throws {
+        try state.withLock { state in
+            guard state.listener == nil, !state.shuttingDown else {
+                throw PushGatewayServerError(description: "The push gateway server was already started; create a new one to listen again.")
+            }
+        }
         let sslContext = try configuration.tls.map(Self.makeSSLContext)
         let router = self.router
         let configuration = self.configuration
@@ -95,7 +100,9 @@ public final class PushGatewayServer: Sendable {
         for connection in connections {
             connection.eventLoop.execute {
                 connection.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-                connection.eventLoop.scheduleTask(in: grace) { connection.close(promise: nil) }
+                // The bound: a client that never acknowledges the GOAWAY cannot hold the shutdown.
+                let forced = connection.eventLoop.scheduleTask(in: grace) { connection.close(promise: nil) }
+                connection.closeFuture.whenComplete { _ in forced.cancel() }
             }
         }
         for connection in connections {
