@@ -162,6 +162,10 @@ struct HTTP2ServerTests {
             let ids = Set(responses.compactMap(\.apnsID))
             #expect(ids.count == 500)
             #expect(Set(await running.backend.accepted.map(\.apnsID)) == ids)
+            // The connection survives: the client does not reset finished streams (a server drops a connection that
+            // sends hundreds of RST_STREAM frames).
+            #expect(client.isConnected)
+            #expect(try await client.send(notification(token: tokens[0])).status == 200)
             await client.close()
         }
     }

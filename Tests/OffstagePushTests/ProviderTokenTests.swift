@@ -128,6 +128,20 @@ struct ProviderTokenTests {
         #expect(verifier.cachedTokenCount == 1)
     }
 
+    @Test("Concurrent first uses of one token read its key once (NT-3)")
+    func coalesced() async throws {
+        let (verifier, backend) = await verifier()
+        let token = try await Fixture.providerToken()
+        let verified = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<50 {
+                group.addTask { await verifier.verify(token, now: Fixture.now).success != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(verified == 50)
+        #expect(await backend.keyLookups == 1)
+    }
+
     @Test("A cached token still expires an hour after its iat (NT-3)")
     func cachedExpiry() async throws {
         let (verifier, _) = await verifier()

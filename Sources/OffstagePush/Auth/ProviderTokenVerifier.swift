@@ -44,6 +44,8 @@ public struct VerifiedProvider: Sendable, Hashable {
 public final class ProviderTokenVerifier: Sendable {
     private struct State {
         var verified: [String: VerifiedProvider] = [:]
+        /// Verifications under way, so concurrent first uses of one token check it once.
+        var inFlight: [String: Task<VerifiedProvider, any Error>] = [:]
         /// Bumped by every invalidation, so a verification that read a key before it changed is not cached.
         var generation: UInt64 = 0
     }
@@ -75,21 +77,18 @@ public final class ProviderTokenVerifier: Sendable {
 
     /// Verifies `token` (the JWT of `authorization: bearer …`) at `now`.
     public func verify(_ token: String, now: Date) async -> Result<VerifiedProvider, APNsRefusal> {
-        let cached: (VerifiedProvider?, UInt64) = state.withLock { state in
-            guard let provider = state.verified[token] else { return (nil, state.generation) }
+        let cached: VerifiedProvider? = state.withLock { state in
+            guard let provider = state.verified[token] else { return nil }
             if now.timeIntervalSince(provider.issuedAt) > policy.maximumAge {
                 state.verified[token] = nil
             }
-            return (provider, state.generation)
+            return provider
         }
-        if let provider = cached.0 {
+        if let provider = cached {
             return checkAge(provider, now: now)
         }
         do {
-            let provider = try await verifyUncached(token)
-            if case .failure(let refusal) = checkAge(provider, now: now) { return .failure(refusal) }
-            remember(token, provider, generation: cached.1, now: now)
-            return .success(provider)
+            return checkAge(try await verifyOnce(token, now: now), now: now)
         } catch let refusal as APNsRefusal {
             return .failure(refusal)
         } catch {
@@ -114,6 +113,29 @@ public final class ProviderTokenVerifier: Sendable {
                 ))
         }
         return .success(provider)
+    }
+
+    /// Verifies `token`, joining a verification of the same token already under way; a verified token is
+    /// remembered in the same step that ends the verification, so no later caller checks it again.
+    private func verifyOnce(_ token: String, now: Date) async throws -> VerifiedProvider {
+        let task = state.withLock { state in
+            if let running = state.inFlight[token] { return running }
+            let generation = state.generation
+            // The task cannot finish before it is registered: finishing takes the lock held here.
+            let task = Task {
+                do {
+                    let provider = try await self.verifyUncached(token)
+                    self.remember(token, provider, generation: generation, now: now)
+                    return provider
+                } catch {
+                    _ = self.state.withLock { $0.inFlight.removeValue(forKey: token) }
+                    throw error
+                }
+            }
+            state.inFlight[token] = task
+            return task
+        }
+        return try await task.value
     }
 
     private func verifyUncached(_ token: String) async throws -> VerifiedProvider {
@@ -161,8 +183,10 @@ public final class ProviderTokenVerifier: Sendable {
         return VerifiedProvider(keyID: kid, teamID: key.teamID, allowedTopics: key.allowedTopics, issuedAt: claims.iat)
     }
 
+    /// Ends the verification of `token` and remembers its result, unless a key changed meanwhile.
     private func remember(_ token: String, _ provider: VerifiedProvider, generation: UInt64, now: Date) {
         state.withLock { state in
+            state.inFlight[token] = nil
             guard state.generation == generation else { return }
             if state.verified.count >= policy.cacheLimit {
                 state.verified = state.verified.filter { now.timeIntervalSince($0.value.issuedAt) <= policy.maximumAge }

@@ -74,7 +74,8 @@ final class ClientStreamHandler: ChannelInboundHandler {
         } else {
             response.fail(ProviderClientError(description: "The push gateway ended the stream without a :status; it is not an APNs server."))
         }
-        context.close(promise: nil)
+        // No close here: the stream channel closes itself now that both sides ended. Closing it first can race the
+        // stream's closed event and send a RST_STREAM, and servers (NIO's included) drop connections that send many.
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
