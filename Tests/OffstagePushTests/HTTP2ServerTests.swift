@@ -55,6 +55,19 @@ struct HTTP2ServerTests {
         }
     }
 
+    @Test("A request whose body is followed by trailers is read whole and accepted (NT-3)")
+    func trailers() async throws {
+        try await withGateway { running in
+            let client = try await running.client()
+            let response = try await client.send(
+                method: "POST", path: "/3/device/\(Fixture.token)", headers: [PushHeaderField("apns-topic", Fixture.app)],
+                body: Fixture.alertPayload, trailers: [PushHeaderField("x-checksum", "1")])
+            #expect(response.status == 200)
+            #expect(await running.backend.accepted.map(\.payload) == [Fixture.alertPayload])
+            await client.close()
+        }
+    }
+
     @Test("A client that does not trust the gateway's certificate cannot send (NT-3)")
     func untrustedCertificate() async throws {
         try await withGateway(tls: true) { running in

@@ -121,12 +121,19 @@ public final class APNsProviderClient: Sendable {
     /// Sends any request on a new stream (with a provider token when the client has credentials) and returns the
     /// answer, read as APNs' (status, `apns-id`, error body).
     public func send(method: String, path: String, headers: [PushHeaderField], body: Data) async throws -> APNsResponse {
+        try await send(method: method, path: path, headers: headers, body: body, trailers: [])
+    }
+
+    /// Sends a request whose body is followed by trailers (a shape the gateway must read too; for tests).
+    func send(
+        method: String, path: String, headers: [PushHeaderField], body: Data, trailers: [PushHeaderField]
+    ) async throws -> APNsResponse {
         var fields = [(":method", method), (":scheme", scheme), (":path", path), (":authority", authority)]
         if let signer {
             fields.append((APNsHeaderName.authorization, "bearer \(try await signer.token())"))
         }
         fields.append(contentsOf: headers.map { ($0.name, $0.value) })
-        let request = ClientStreamHandler.Request(headers: fields, body: body)
+        let request = ClientStreamHandler.Request(headers: fields, body: body, trailers: trailers.map { ($0.name, $0.value) })
         let promise = channel.eventLoop.makePromise(of: APNsResponse.self)
         multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture {

@@ -11,6 +11,8 @@ final class ClientStreamHandler: ChannelInboundHandler {
     struct Request: Sendable {
         var headers: [(String, String)]
         var body: Data
+        /// Sent after the body when not empty.
+        var trailers: [(String, String)] = []
     }
 
     private let request: Request
@@ -38,11 +40,15 @@ final class ClientStreamHandler: ChannelInboundHandler {
     private func writeRequest(context: ChannelHandlerContext) {
         guard !written else { return }
         written = true
-        let endsWithHeaders = request.body.isEmpty
+        let hasTrailers = !request.trailers.isEmpty
+        let endsWithHeaders = request.body.isEmpty && !hasTrailers
         context.write(wrapOutboundOut(.headers(.init(headers: .init(request.headers), endStream: endsWithHeaders))), promise: nil)
-        if !endsWithHeaders {
+        if !request.body.isEmpty {
             let bytes = context.channel.allocator.buffer(bytes: request.body)
-            context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(bytes), endStream: true))), promise: nil)
+            context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(bytes), endStream: !hasTrailers))), promise: nil)
+        }
+        if hasTrailers {
+            context.write(wrapOutboundOut(.headers(.init(headers: .init(request.trailers), endStream: true))), promise: nil)
         }
         context.flush()
     }

@@ -69,8 +69,9 @@ final class PushStreamHandler: ChannelInboundHandler {
             } else {
                 state = .readingBody(route, request, context.channel.allocator.buffer(capacity: 0))
             }
-        case .readingBody(let route, let request, _) where endStream:
+        case .readingBody(let route, var request, let body) where endStream:
             // Trailers end the request; their fields are not part of the provider API.
+            request.body = Data(body.readableBytesView)
             dispatch(context: context, route, request)
         case .readingBody, .answered:
             break
