@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
-    "Phone", "Tracker", "Scanner", "Alarm",
+    "Phone", "Tracker", "Scanner", "Alarm", "Messenger",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
@@ -100,11 +100,11 @@ let package = Package(
         ),
         // The SDK an app imports (it uses the core's geodesy for Location.distance(from:), the same the daemon uses).
         .target(name: "Offstage", dependencies: ["OffstageCore", "OffstageProtocol", "COffstageSystem"], swiftSettings: strict),
-        // The command line.
+        // The command line (it sends pushes through the gateway's provider API as an app server would: OffstagePush).
         .executableTarget(
             name: "offstage",
             dependencies: [
-                "OffstageProtocol",
+                "OffstageProtocol", "OffstagePush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
