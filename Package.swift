@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "OffstageDaemon",
             dependencies: [
-                "OffstageCore", "OffstageProtocol", "COffstageSystem",
+                "OffstageCore", "OffstageProtocol", "COffstageSystem", "OffstagePush",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: [
-                "OffstageDaemon", "COffstageSystem", "TestProcesses",
+                "OffstageDaemon", "COffstageSystem", "TestProcesses", "OffstagePush",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

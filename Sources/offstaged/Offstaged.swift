@@ -86,7 +86,7 @@ struct Offstaged: AsyncParsableCommand {
             notificationDesktop: FreedesktopNotificationDesktop.connector)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         // The settings were validated when read, so the address parses here.
-        if let listen = daemonConfiguration.daemon.metricsListen.flatMap(MetricsListenAddress.init) {
+        if let listen = daemonConfiguration.daemon.metricsListen.flatMap({ MetricsListenAddress($0) }) {
             let http = MetricsHTTPService(address: listen, metrics: service.metrics, logger: logger)
             services.append(.init(service: http))
         }

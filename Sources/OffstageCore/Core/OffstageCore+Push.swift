@@ -4,7 +4,7 @@
 /// or failed; the result teaches the policy as a refresh's does. Background pushes spend the app's budget; over it
 /// they are held and coalesced (``PushInbox``). Every push ends with a record (``PushOutcome``).
 extension OffstageCore {
-    var pushLimits: PushBudget.Limits {
+    public var pushLimits: PushBudget.Limits {
         PushBudget.Limits(perHour: configuration.backgroundPushesPerHour, burst: configuration.backgroundPushBurst)
     }
 

@@ -13,8 +13,8 @@ public struct RemotePush: Hashable, Sendable, Codable {
     public var priority: Int
     /// `apns-collapse-id`: a newer push with the same one replaces this one, wherever it waits.
     public var collapseID: String?
-    /// `apns-expiration`: after this instant the push is dropped, with a record, if not yet delivered; nil for
-    /// "deliver now or never" (`apns-expiration: 0`).
+    /// `apns-expiration`: from this instant on the push is dropped, with a record, if not yet delivered; nil when it
+    /// has none on the device (on a device that is online it is delivered at once either way).
     public var expiresAt: Instant?
     /// When the gateway accepted it (answered 200).
     public var acceptedAt: Instant
@@ -75,6 +75,8 @@ public enum PushType: String, Hashable, Sendable, Codable, CaseIterable {
     case pushtotalk
     /// Reloads the app's widgets.
     case widgets
+    /// Reloads the app's controls.
+    case controls
 }
 
 /// The parts of a payload's `aps` dictionary the system acts on.

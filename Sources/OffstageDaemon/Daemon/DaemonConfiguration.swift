@@ -95,6 +95,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Seconds a notification stays on the desktop before it hides it; 0 keeps it until the user acts; nil (the
     /// default) lets the desktop decide.
     public var desktopNotificationTimeout: Double?
+    /// The push gateway inside the daemon (SPEC NT-3), as an object under `push`:
+    /// `{"push": {"listen": "0.0.0.0:2197", "tlsCertificate": "/etc/offstage/push.pem", "tlsKey": "…"}}`.
+    /// Defaults: those of ``PushGatewaySettings`` (on, loopback, a free port, h2c).
+    public var push = PushGatewaySettings()
 
     /// The defaults.
     public init() {}
@@ -102,7 +106,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Keys a configuration file may contain.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
-        case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout
+        case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push
     }
 
     /// ``desktopNotificationTimeout`` as the desktop takes it: milliseconds, -1 for the desktop's choice.
@@ -129,6 +133,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         deadlineTolerance =
             try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
         location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
+        push = try container.decodeIfPresent(PushGatewaySettings.self, forKey: .push) ?? defaults.push
+        if let problem = push.problems.first {
+            throw DecodingError.dataCorruptedError(forKey: .push, in: container, debugDescription: problem)
+        }
         desktopNotifications =
             try container.decodeIfPresent(Bool.self, forKey: .desktopNotifications) ?? defaults.desktopNotifications
         desktopNotificationTimeout = try container.decodeIfPresent(Double.self, forKey: .desktopNotificationTimeout)
@@ -218,11 +226,13 @@ public struct MetricsListenAddress: Hashable, Sendable {
         self.port = port
     }
 
-    /// Parses `text`, or nil when it is not `HOST:PORT` with a usable port.
-    public init?(_ text: String) {
+    /// Parses `text`, or nil when it is not `HOST:PORT` with a usable port (port 0, any free port, only with
+    /// `allowingAnyPort`).
+    public init?(_ text: String, allowingAnyPort: Bool = false) {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
-        guard let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        guard let port = Int(text[text.index(after: colon)...]), ((allowingAnyPort ? 0 : 1)...65535).contains(port)
+        else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
             guard host.contains(":") else { return nil }

@@ -11,6 +11,7 @@ extension DaemonEngine {
         case .launch(let id, let plan):
             launch(id, plan)
         case .deliver(let id, let pid, let callback):
+            pushHanded(callback)
             guard let stream = streams[id], stream.pid == pid, stream.responder.replyMore(
                 AppInterface.AttachReply(callback: AppInterface.CallbackMessage(callback)))
             else {
@@ -135,6 +136,8 @@ extension DaemonEngine {
 
     func forget(_ id: AppID, bundlePath: String) {
         unsavedApps.remove(id)
+        // Its device token dies with it: the gateway answers 410 Unregistered from now on (SPEC NT-3).
+        unregisterForPush(id, because: "the app was uninstalled")
         // Through the writer, after any save of this app still queued there, so none can bring it back.
         let store = store
         writeDurably("uninstall") { try store.deleteApp(id) }

@@ -36,6 +36,10 @@ public final class DaemonEngine: @unchecked Sendable {
     var location: LocationService?
     /// The desktop notifications are shown on, and what it was shown (SPEC NT-2).
     var presentation = DesktopPresentation()
+    /// The push gateway inside the daemon (SPEC NT-3); nil when it is off or not started yet.
+    var pushGateway: EmbeddedPushGateway?
+    /// What the push inbox read back at start, applied once the apps are recovered.
+    var restoredPushes: (actions: [CoreAction], pending: [RemotePush]) = ([], [])
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]
@@ -133,6 +137,7 @@ public final class DaemonEngine: @unchecked Sendable {
         core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
         for (app, durable) in apps { core.restore(app, durable: durable) }
         try restoreNotifications(notifications)
+        restoredPushes = try readPushInbox()
         sweepLeftovers(installed: apps.map(\.0))
     }
 
@@ -192,6 +197,10 @@ public final class DaemonEngine: @unchecked Sendable {
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
         // decided now, not at the first input.
         apply(core.recover(at: now))
+        // Pushes the previous daemon accepted: held ones are back, cut-off handlers recorded, the rest handed in now.
+        apply(restoredPushes.actions)
+        for push in restoredPushes.pending { apply(core.pushArrived(push, at: now)) }
+        restoredPushes = ([], [])
         // Registered accessories are watched from the start: a connection may launch an app that is not running.
         apply(core.watchAccessories(at: now))
         // VoIP apps run from the start (SPEC MODE-2): those not found alive are launched into the background.

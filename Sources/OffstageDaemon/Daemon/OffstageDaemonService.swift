@@ -79,6 +79,8 @@ public struct OffstageDaemonService: Service {
         server.register(ModesControlService(engine: engine))
         server.register(NotificationsService(engine: engine))
         server.register(NotificationsControlService(engine: engine))
+        server.register(PushService(engine: engine))
+        server.register(PushControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
         // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
         server.holdFinalReplies { engine.durableWrite }
@@ -102,6 +104,22 @@ public struct OffstageDaemonService: Service {
             throw error
         }
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
+        // The push gateway listens once the engine has read its inbox back: a push accepted now reaches a core
+        // that knows what the previous daemon held (SPEC NT-5).
+        let pushGateway: EmbeddedPushGateway?
+        do {
+            pushGateway = try configuration.daemon.push.enabled
+                ? EmbeddedPushGateway(
+                    settings: configuration.daemon.push, store: store, logger: logger,
+                    deliver: { push in loop.execute { engine.pushAccepted(push) } })
+                : nil
+        } catch {
+            handOffs.stop()
+            accessoryPaths.stop()
+            watcher.shutdown()
+            try? await server.close()
+            throw error
+        }
         let (desktop, noDesktop) = connectDesktop { event in loop.execute { engine.desktopEvent(event) } }
         try await loop.submit {
             engine.useDesktop(desktop, unavailable: noDesktop)
@@ -109,8 +127,23 @@ public struct OffstageDaemonService: Service {
             engine.handOffs = handOffs
             engine.accessoryPaths = accessoryPaths
             engine.location = location
+            engine.pushGateway = pushGateway
             engine.start()
         }.get()
+        var runningGateway = pushGateway
+        if let pushGateway {
+            do {
+                try await pushGateway.start()
+                logger.notice("push gateway (APNs provider API) listening on \(pushGateway.address)")
+            } catch {
+                // The rest of the daemon runs on: apps are told the gateway is unavailable when they register.
+                logger.error(
+                    "the push gateway cannot listen on \(configuration.daemon.push.listen): \(error); running without it (set push.listen to a free HOST:PORT)")
+                await pushGateway.shutdown()
+                runningGateway = nil
+                try? await loop.submit { engine.pushGateway = nil }.get()
+            }
+        }
         location.startDefault()
         let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
         let clock = Self.watchClock(engine: engine, loop: loop, logger: logger)
@@ -127,6 +160,8 @@ public struct OffstageDaemonService: Service {
             // Cancelled rather than asked to stop: still end the apps below.
         }
         logger.notice("stopping: ending apps")
+        // No push is accepted that the daemon could no longer hand in; those in flight finish first.
+        if let runningGateway { await runningGateway.shutdown() }
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
         handOffs.stop()

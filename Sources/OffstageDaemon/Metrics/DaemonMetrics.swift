@@ -272,6 +272,8 @@ public enum StoreWrite: String, CaseIterable, Sendable {
     case meta
     /// Local notifications: pending requests, deliveries (one transaction per firing), badges, categories.
     case notification
+    /// Push: accepting one (before the gateway answers 200), its outcome, keys and tokens.
+    case push
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }

@@ -58,15 +58,15 @@ extension DaemonEngine {
     }
 
     /// The installed app `text` names, or `InvalidArgument` (not an app id) or `AppNotInstalled`.
-    func installedApp(_ text: String) throws(VarlinkError) -> AppID {
+    func installedApp(_ text: String, in interface: String = NotificationsControlInterface.name) throws(VarlinkError) -> AppID {
         guard let id = AppID.validated(text) else {
             throw CoreError(
                 .invalidArgument, "\(QuotedText.quote(text)) is not an app id",
                 fix: "use the CFBundleIdentifier, e.g. com.example.alarm (see `offstage apps`)"
-            ).varlink(in: NotificationsControlInterface.name)
+            ).varlink(in: interface)
         }
         guard core.apps[id] != nil else {
-            throw CoreError.notInstalled(id).varlink(in: NotificationsControlInterface.name)
+            throw CoreError.notInstalled(id).varlink(in: interface)
         }
         return id
     }

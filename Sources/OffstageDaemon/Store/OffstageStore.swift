@@ -85,6 +85,7 @@ public final class OffstageStore: Sendable {
             }
         }
         migrator.registerMigration(notificationsMigration, migrate: createNotificationTables)
+        migrator.registerMigration(pushMigration, migrate: createPushTables)
         return migrator
     }
 

@@ -17,6 +17,12 @@ public struct ProviderKeyPair: Sendable, Hashable {
     }
 
     /// The public key PEM of a private key PEM (PKCS#8 or SEC 1), for registering an existing `.p8` key.
+    /// The public key PEM in its canonical form, or an error when `pem` is not a P-256 public key (an ES256 key):
+    /// what the gateway registers.
+    public static func canonicalPublicKeyPEM(_ pem: String) throws -> String {
+        try P256.Signing.PublicKey(pemRepresentation: pem).pemRepresentation
+    }
+
     public static func publicKeyPEM(ofPrivateKeyPEM pem: String) throws -> String {
         try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey.pemRepresentation
     }

@@ -86,6 +86,7 @@ struct DaemonMetricsTests {
             .locations([]), .locationError("gone"), .accessory(name: "scanner", event: .data),
             .notificationWillPresent(Self.delivered),
             .notificationResponse(NotificationResponse(notification: Self.delivered, actionIdentifier: "default")),
+            .remoteNotification(RemoteNotificationCall(run: 1, push: "p", payload: "{}")),
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)

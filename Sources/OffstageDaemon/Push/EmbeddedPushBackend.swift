@@ -1,0 +1,52 @@
+import Foundation
+import OffstageCore
+import OffstagePush
+
+/// The gateway's storage on one device (decision 0032): provider keys and tokens in the daemon's SQLite store, and
+/// an accepted push written to the device's inbox before the gateway answers 200, then handed to the engine.
+struct EmbeddedPushBackend: PushGatewayBackend {
+    /// The device name tokens of this daemon carry.
+    static let device = "local"
+
+    let store: OffstageStore
+    /// Hands a newly stored push to the engine (on its event loop).
+    let deliver: @Sendable (RemotePush) -> Void
+
+    func providerKey(id: String) async throws -> ProviderKey? {
+        try store.pushKey(id: id).map { key in
+            ProviderKey(id: key.id, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM, allowedTopics: key.topics.map(Set.init))
+        }
+    }
+
+    func lookUp(token: String) async throws -> TokenLookup {
+        guard let (app, revokedAt) = try store.pushToken(token) else { return .unknown }
+        if let revokedAt { return .revoked(at: Date(timeIntervalSince1970: revokedAt.secondsSinceEpoch)) }
+        return .active(app: app.rawValue, device: Self.device)
+    }
+
+    func accept(_ accepted: AcceptedPush) async throws -> Acceptance {
+        let push = Self.remotePush(accepted)
+        // A retry of a push already stored is acknowledged again and not handed in twice.
+        if try store.acceptPush(push) { deliver(push) }
+        return .stored
+    }
+
+    /// The core's value of an accepted push.
+    static func remotePush(_ accepted: AcceptedPush) -> RemotePush {
+        let aps = accepted.aps
+        let alert = aps.alert.map { PushAlert(title: $0.title ?? "", subtitle: $0.subtitle ?? "", body: $0.body ?? "") }
+        return RemotePush(
+            id: accepted.apnsID, app: AppID(accepted.app),
+            type: CorePushType(rawValue: accepted.pushType.rawValue) ?? .alert,
+            priority: accepted.priority.rawValue, collapseID: accepted.collapseID,
+            expiresAt: accepted.expiration.map(Self.instant), acceptedAt: instant(accepted.acceptedAt),
+            aps: PushAPS(
+                alert: alert, badge: aps.badge, sound: aps.sound?.name, threadID: aps.threadID, category: aps.category,
+                contentAvailable: aps.contentAvailable, mutableContent: aps.mutableContent),
+            payload: String(decoding: accepted.payload, as: UTF8.self))
+    }
+
+    static func instant(_ date: Date) -> Instant {
+        Instant(nanosecondsSinceEpoch: Int64((date.timeIntervalSince1970 * 1e9).rounded()))
+    }
+}

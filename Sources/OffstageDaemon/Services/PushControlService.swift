@@ -1,0 +1,132 @@
+import OffstageCore
+import OffstageProtocol
+import OffstagePush
+
+/// `io.offstage.PushControl`: what the user may do with the push gateway (SPEC NT-3..5): its provider keys, the apps'
+/// tokens, and what became of pushes. A process that belongs to an app is refused.
+struct PushControlService: VarlinkInterface {
+    let engine: DaemonEngine
+
+    var interfaceDescription: VarlinkInterfaceDescription {
+        VarlinkInterfaceDescription(PushControlInterface.definition)
+    }
+
+    static let interface = PushControlInterface.name
+
+    var methods: [String: VarlinkMethodHandler] {
+        [
+            "Status": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(PushControlInterface.StatusParameters.self)
+                let id = try parameters.app.map { text throws(VarlinkError) in try engine.installedApp(text, in: Self.interface) }
+                responder.reply(try engine.pushStatus(app: id, limit: parameters.limit ?? 100))
+            },
+            "AddKey": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(PushControlInterface.AddKeyParameters.self)
+                let key = try Self.checkedKey(parameters, at: engine.now)
+                try engine.pushStoreCall(in: Self.interface) { try engine.store.addPushKey(key) }
+                engine.pushGateway?.gateway.providerKeysChanged(keyID: key.id)
+                responder.reply(PushControlInterface.AddKeyReply(key: Self.message(key)))
+            },
+            "Keys": { context, _, responder in
+                try engine.requireUser(context)
+                let keys = try engine.pushStoreCall(in: Self.interface) { try engine.store.pushKeys() }
+                responder.reply(PushControlInterface.KeysReply(keys: keys.map(Self.message)))
+            },
+            "RemoveKey": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(PushControlInterface.RemoveKeyParameters.self)
+                let removed = try engine.pushStoreCall(in: Self.interface) { try engine.store.removePushKey(id: parameters.id) }
+                guard removed else {
+                    throw VarlinkError(
+                        "\(Self.interface).NoSuchKey",
+                        parameters: [
+                            "message": .string("no provider key has the id \(QuotedText.quote(parameters.id))"),
+                            "fix": .string("see the registered keys with `offstage push-keys list`"),
+                        ])
+                }
+                // Provider tokens it signed stop working now, not when they expire.
+                engine.pushGateway?.gateway.providerKeysChanged(keyID: parameters.id)
+                responder.reply()
+            },
+            "Token": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(PushControlInterface.TokenParameters.self)
+                let id = try engine.installedApp(parameters.app, in: Self.interface)
+                guard let gateway = engine.pushGateway else { throw engine.noPushGateway(in: Self.interface) }
+                guard let token = try engine.pushStoreCall(in: Self.interface, { try engine.store.liveToken(of: id) }) else {
+                    throw VarlinkError(
+                        "\(Self.interface).Unavailable",
+                        parameters: [
+                            "message": .string("'\(id)' has not registered for remote notifications"),
+                            "fix": .string(
+                                "the app must call registerForRemoteNotifications() (open it once: `offstage open \(id)`)"),
+                        ])
+                }
+                responder.reply(PushControlInterface.TokenReply(token: token, gateway: gateway.address, topic: id.rawValue))
+            },
+        ]
+    }
+
+    /// The key as given, checked: ids of printable ASCII, a P-256 public key, app ids that are valid.
+    static func checkedKey(_ parameters: PushControlInterface.AddKeyParameters, at now: Instant) throws(VarlinkError) -> OffstageStore.PushKeyRow {
+        func invalid(_ message: String, _ fix: String) -> VarlinkError {
+            CoreError(.invalidArgument, message, fix: fix).varlink(in: interface)
+        }
+        let idCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        for (name, value) in [("key id", parameters.id), ("team id", parameters.teamId)]
+        where value.isEmpty || value.count > 64 || !value.allSatisfy(idCharacters.contains) {
+            throw invalid(
+                "\(name) \(QuotedText.quote(value)) is not 1 to 64 letters, digits, dots, dashes or underscores",
+                "give the \(name) as the app server's JWT carries it (Apple's are 10 characters, e.g. ABC123DEFG)")
+        }
+        let publicKey: String
+        do {
+            publicKey = try ProviderKeyPair.canonicalPublicKeyPEM(parameters.publicKey)
+        } catch {
+            throw invalid(
+                "the public key is not a P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)",
+                "give the public half of the ES256 key the server signs with (`openssl ec -in key.p8 -pubout`), or let `offstage push-keys add --generate` make a pair")
+        }
+        if let topics = parameters.topics {
+            if let bad = topics.first(where: { AppID.validated($0) == nil }) {
+                throw invalid("topic \(QuotedText.quote(bad)) is not an app id", "give app ids such as com.example.messenger")
+            }
+            if topics.isEmpty { throw invalid("the list of topics is empty", "give at least one app id, or none for all apps") }
+        }
+        return OffstageStore.PushKeyRow(
+            id: parameters.id, teamID: parameters.teamId, publicKeyPEM: publicKey, topics: parameters.topics, addedAt: now)
+    }
+
+    static func message(_ key: OffstageStore.PushKeyRow) -> PushControlInterface.KeyMessage {
+        .init(id: key.id, teamId: key.teamID, topics: key.topics, addedAt: key.addedAt.secondsSinceEpoch)
+    }
+}
+
+extension DaemonEngine {
+    /// The gateway, the apps' pushes and the newest records.
+    func pushStatus(app: AppID?, limit: Int) throws(VarlinkError) -> PushControlInterface.StatusReply {
+        let interface = PushControlInterface.name
+        let (counts, tokens, records) = try pushStoreCall(in: interface) {
+            (try store.pushCounts(), try store.liveTokens(), try store.pushRecords(app: app, limit: min(max(limit, 0), 10_000)))
+        }
+        let limits = core.pushLimits
+        let apps = (app.map { [$0] } ?? core.apps.keys.sorted()).map { id in
+            PushControlInterface.AppPushesMessage(
+                app: id.rawValue, token: tokens[id], held: core.pushes.held[id]?.id,
+                budget: core.pushes.budgets[id]?.wakes(at: now, limits) ?? limits.burst)
+        }
+        let gateway = PushControlInterface.GatewayMessage(
+            embedded: true, address: pushGateway?.address ?? "", tls: pushGateway?.settings.tlsCertificate != nil)
+        return PushControlInterface.StatusReply(
+            gateway: gateway, connectedDevices: pushGateway == nil ? 0 : 1, stored: counts.stored, held: counts.held,
+            apps: apps, records: records.map { record in
+                PushControlInterface.RecordMessage(
+                    id: record.push.id, app: record.push.app.rawValue, type: record.push.type.rawValue,
+                    priority: record.push.priority, collapseId: record.push.collapseID,
+                    acceptedAt: record.push.acceptedAt.secondsSinceEpoch, state: record.state, outcome: record.outcome,
+                    detail: record.detail, finishedAt: record.finishedAt?.secondsSinceEpoch)
+            })
+    }
+}
