@@ -186,7 +186,7 @@ struct PushSend: DaemonCommand {
         if client.json {
             line = (try? ControlClient.encode(outcome, pretty: false)) ?? (outcome.message ?? "")
         } else if let status = outcome.status {
-            line = "offstage: the gateway refused the push: \(status) \(outcome.reason ?? "-"): \(outcome.message ?? "")"
+            line = "offstage: the gateway refused the push: \(status) \(outcome.message ?? "")"
                 + (outcome.fix.map { "; \($0)" } ?? "")
         } else {
             line = "offstage: \(outcome.message ?? "the push could not be sent")"
