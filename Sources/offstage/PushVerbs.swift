@@ -122,14 +122,14 @@ struct PushSend: DaemonCommand {
         var address = plan.address
         var topic = app
         if token == nil {
-            let reply = try client.call(
+            let reply = try client.pushCall(
                 PushControlInterface.Method.token, PushControlInterface.TokenParameters(app: app),
                 as: PushControlInterface.TokenReply.self)
             token = reply.token
             topic = reply.topic
             if address == nil { address = try PushArguments.gatewayAddress(reply.gateway, option: "the daemon's gateway") }
         } else if address == nil {
-            let status = try client.call(
+            let status = try client.pushCall(
                 PushControlInterface.Method.status, PushControlInterface.StatusParameters(app: app, limit: 0),
                 as: PushControlInterface.StatusReply.self)
             guard !status.gateway.address.isEmpty else {
@@ -230,6 +230,21 @@ struct GatewayAddress: Equatable {
     var url: String {
         let shown = host.contains(":") ? "[\(host)]" : host
         return "\(tls ? "https" : "http")://\(shown):\(port)"
+    }
+}
+
+extension ControlClient {
+    /// A `io.offstage.PushControl` call; a daemon without that interface is said in words, with the fix.
+    func pushCall<Parameters: Encodable, Reply: Decodable>(
+        _ method: String, _ parameters: Parameters, as type: Reply.Type = EmptyReply.self
+    ) throws -> Reply {
+        do {
+            return try call(method, parameters, as: type)
+        } catch let error as VarlinkError where error.name == VarlinkError.Name.interfaceNotFound {
+            throw PushFailure(
+                "the daemon does not serve \(PushControlInterface.name) (an offstaged without the push gateway); "
+                    + "update offstaged")
+        }
     }
 }
 
@@ -515,7 +530,7 @@ struct PushKeysAdd: DaemonCommand {
         }
         let reply: PushControlInterface.AddKeyReply
         do {
-            reply = try client.call(
+            reply = try client.pushCall(
                 PushControlInterface.Method.addKey,
                 PushControlInterface.AddKeyParameters(
                     id: id, teamId: team, publicKey: publicPEM, topics: topics.isEmpty ? nil : topics),
@@ -609,7 +624,7 @@ struct PushKeysList: DaemonCommand {
     @OptionGroup var globals: GlobalOptions
 
     func run(with client: ControlClient) throws {
-        let reply = try client.call(
+        let reply = try client.pushCall(
             PushControlInterface.Method.keys, NoParameters(), as: PushControlInterface.KeysReply.self)
         try client.output(reply, text: Table.pushKeys(reply.keys))
     }
@@ -627,7 +642,7 @@ struct PushKeysRemove: DaemonCommand {
     }
 
     func run(with client: ControlClient) throws {
-        _ = try client.call(PushControlInterface.Method.removeKey, PushControlInterface.RemoveKeyParameters(id: id))
+        _ = try client.pushCall(PushControlInterface.Method.removeKey, PushControlInterface.RemoveKeyParameters(id: id))
         try client.output(["removed": id], text: "removed key \(id)")
     }
 }
@@ -654,7 +669,7 @@ struct PushStatus: DaemonCommand {
     }
 
     func run(with client: ControlClient) throws {
-        let reply = try client.call(
+        let reply = try client.pushCall(
             PushControlInterface.Method.status, PushControlInterface.StatusParameters(app: app, limit: limit),
             as: PushControlInterface.StatusReply.self)
         try client.output(reply, text: Table.pushStatus(reply, app: app))
