@@ -172,6 +172,8 @@ public final class Application {
             }
         case "runTask", "performFetch", "taskExpiring":
             handleScheduledWork(callback)
+        case "remoteNotification":
+            receiveRemoteNotification(callback)
         case "systemEvent":
             if let event = callback.systemEvent.flatMap(SystemEvent.init(rawValue:)) { systemEventArrived(event) }
         case "keepAlive", "voipSocket":

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The methods an app implements to take part in its lifecycle, as on iOS (SPEC LC-2).
 ///
 /// Every method runs on the main actor, one at a time, in the order the system sends them. Each must return
@@ -43,6 +45,31 @@ public protocol ApplicationDelegate: AnyObject {
     /// The default implementation, for an app that implements neither form, returns `.noData` at once and writes a
     /// line to standard error: the app asked for fetches (or declared `fetch`) without handling them.
     func applicationPerformFetch(_ application: Application) async -> BackgroundFetchResult
+
+    // Remote notifications (SPEC NT-3, NT-4; defaults in ApplicationDelegate+RemoteNotifications.swift).
+
+    /// `registerForRemoteNotifications()` (called without `await`) succeeded: `deviceToken` is the token's 32 bytes;
+    /// send them, as 64 hex digits, to the app's server.
+    func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
+    /// `registerForRemoteNotifications()` (called without `await`) failed with a ``RemoteNotificationError``. The
+    /// default writes it to standard error.
+    func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error)
+    /// A background push (`content-available: 1`) woke the app: `userInfo` is its whole payload (and its `apns-id`
+    /// under ``RemoteNotification/apnsIDKey``). Fetch what it announces and call `completionHandler` once, from any
+    /// thread, within 30 s; a later call is ignored, and a run not completed in time is completed as `.failed` (with a
+    /// line on standard error) rather than let the app be terminated.
+    ///
+    /// Implement this method or the async ``application(_:didReceiveRemoteNotification:)``, not both: the default
+    /// implementation calls the async one. The closure must be `@Sendable` to implement this requirement.
+    func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable],
+        fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
+    /// The async form of the remote-notification handler: return `.newData`, `.noData` or `.failed`. A thrown error
+    /// completes the push as `.failed`; if the 30 s run out first, the task running this method is cancelled and the
+    /// push completed as `.failed`. It may be declared without `throws`. The default returns `.noData`.
+    func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable]
+    ) async throws -> BackgroundFetchResult
 }
 
 extension ApplicationDelegate {
