@@ -183,8 +183,7 @@ extension OffstageCore {
     }
 
     mutating func finishPush(_ push: RemotePush, _ outcome: PushOutcome, _ now: Instant) {
-        emit(.push(.finish(id: push.id, app: push.app, outcome)))
-        log(now, push.app, .push, "push \(push.id): \(outcome)")
+        perform([.finish(id: push.id, app: push.app, outcome)], now)
     }
 
     /// Carries out the inbox's actions.
