@@ -14,24 +14,37 @@ public struct PushHeaderField: Sendable, Hashable {
     }
 }
 
-/// An HTTP request as the gateway's front doors see it: method, path, regular headers and the whole body.
+/// An HTTP request as the gateway's front doors see it: method, path, regular headers and the whole body, from
+/// HTTP/2 or HTTP/1.1 alike.
 public struct PushHTTPRequest: Sendable {
-    /// `:method`.
+    /// `:method` (HTTP/2) or the request line's method (HTTP/1.1).
     public var method: String
-    /// `:path`, with any query.
+    /// `:path`, with any query (HTTP/2), or the request target (HTTP/1.1).
     public var path: String
-    /// The regular (non-pseudo) header fields, in order, repeated names kept.
+    /// The regular (non-pseudo) header fields, in order, repeated names kept; names are lowercase.
     public var headers: [PushHeaderField]
     /// The request body.
     public var body: Data
+    /// The host (and port, when the client named one) the client addressed: `:authority`, else `Host`; empty when
+    /// the request named none.
+    public var authority: String
+    /// `https` when the request came over TLS, else `http` (what the connection was, not what the client claims).
+    public var scheme: String
 
     /// Creates a request.
-    public init(method: String, path: String, headers: [PushHeaderField], body: Data) {
+    public init(
+        method: String, path: String, headers: [PushHeaderField], body: Data, authority: String = "", scheme: String = "http"
+    ) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
+        self.authority = authority
+        self.scheme = scheme
     }
+
+    /// `scheme://authority`: the origin the request reached (empty authority gives `scheme://`).
+    public var origin: String { "\(scheme)://\(authority)" }
 
     /// The values of every field named `name` (lowercase).
     public func values(of name: String) -> [String] {

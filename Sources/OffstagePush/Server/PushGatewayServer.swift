@@ -1,11 +1,14 @@
 import Logging
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// The gateway's HTTP/2 server: h2c with prior knowledge, or TLS with ALPN `h2`, routing each stream by its path.
+/// The gateway's HTTP server: HTTP/2 (h2c with prior knowledge, or TLS with ALPN `h2`) and HTTP/1.1 (cleartext, or
+/// TLS with ALPN `http/1.1`) on the same port, routing each request by its path. Every route is served in both.
+///
+/// A connection's protocol is told by its first bytes (the HTTP/2 client preface, or anything else), after the TLS
+/// handshake when there is one.
 ///
 /// ```swift
 /// let gateway = APNsGateway(backend: store)
@@ -134,32 +137,19 @@ public final class PushGatewayServer: Sendable {
         if let sslContext {
             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
         }
-        let manager = NIOHTTP2ServerConnectionManagementHandler(
-            eventLoop: channel.eventLoop,
-            configuration: .init(
-                maxIdleTime: configuration.maximumIdleTime, maxAge: nil,
-                maxGraceTime: configuration.shutdownGracePeriod, keepalive: nil)
-        )
-        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        connectionConfiguration.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maximumConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoderLimits.maxHeaderListSize),
-        ]
-        let http2 = NIOHTTP2Handler(
-            mode: .server,
-            eventLoop: channel.eventLoop,
-            connectionConfiguration: connectionConfiguration,
-            streamConfiguration: .init(),
-            streamDelegate: manager.http2StreamDelegate,
-            inboundStreamInitializer: { stream in
-                stream.eventLoop.makeCompletedFuture {
-                    try stream.pipeline.syncOperations.addHandler(PushStreamHandler(router: router))
+        let scheme = sslContext == nil ? "http" : "https"
+        try pipeline.addHandler(
+            ProtocolSniffer(maximumIdleTime: configuration.maximumIdleTime) { context, sniffed in
+                let pipeline = context.pipeline.syncOperations
+                switch sniffed {
+                case .http2:
+                    try PushConnectionPipeline.addHTTP2(
+                        to: pipeline, channel: context.channel, router: router, scheme: scheme, configuration: configuration)
+                case .http1:
+                    try PushConnectionPipeline.addHTTP1(
+                        to: pipeline, router: router, scheme: scheme, configuration: configuration)
                 }
-            }
-        )
-        try pipeline.addHandler(http2)
-        try pipeline.addHandler(manager)
-        try pipeline.addHandler(ConnectionErrorHandler())
+            })
     }
 
     private static func makeSSLContext(_ tls: PushGatewayServerConfiguration.TLS) throws -> NIOSSLContext {
@@ -171,7 +161,7 @@ public final class PushGatewayServer: Sendable {
             let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            configuration.applicationProtocols = ["h2"]
+            configuration.applicationProtocols = ["h2", "http/1.1"]
             return try NIOSSLContext(configuration: configuration)
         } catch let error as PushGatewayServerError {
             throw error
@@ -182,7 +172,3 @@ public final class PushGatewayServer: Sendable {
     }
 }
 
-/// The largest header list the server accepts (16 KiB, NIO's default).
-private enum HPACKDecoderLimits {
-    static let maxHeaderListSize = 16_384
-}

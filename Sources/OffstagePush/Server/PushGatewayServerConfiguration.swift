@@ -2,7 +2,7 @@ import NIOCore
 
 /// Where and how the gateway listens.
 public struct PushGatewayServerConfiguration: Sendable {
-    /// A certificate chain and private key for TLS (ALPN `h2`).
+    /// A certificate chain and private key for TLS (ALPN `h2` and `http/1.1`).
     public struct TLS: Sendable {
         /// The server's certificate first, then any intermediates, PEM.
         public var certificateChainPEM: String
@@ -20,14 +20,15 @@ public struct PushGatewayServerConfiguration: Sendable {
     public var host: String
     /// The port; 0 picks a free one (see ``PushGatewayServer/port``).
     public var port: Int
-    /// TLS, or nil for h2c with prior knowledge (loopback only, or behind a terminating proxy).
+    /// TLS, or nil for cleartext: h2c with prior knowledge or HTTP/1.1 (loopback only, or behind a terminating proxy).
     public var tls: TLS?
-    /// How many streams a client may have open at once on one connection.
+    /// How many streams a client may have open at once on one HTTP/2 connection.
     public var maximumConcurrentStreams: Int
     /// How long in-flight streams may run after ``PushGatewayServer/shutdown()`` before their connections are
     /// closed.
     public var shutdownGracePeriod: TimeAmount
-    /// Connections without an open stream for this long are closed gracefully; nil keeps them.
+    /// Connections without an open stream (HTTP/2) or a request under way (HTTP/1.1) for this long are closed
+    /// gracefully, as are connections that send nothing at all; nil keeps them.
     public var maximumIdleTime: TimeAmount?
 
     /// Creates a configuration.

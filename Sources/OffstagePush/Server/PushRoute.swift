@@ -2,7 +2,8 @@ import Foundation
 
 /// One front door of the gateway: the requests under a path prefix.
 ///
-/// The APNs provider API (`/3/`) is the first; Web Push (`/push/`) will be another.
+/// The APNs provider API (`/3/`) is one; Web Push (`/push/`, and its message resources `/m/`) is another. Every route is
+/// served over HTTP/2 and HTTP/1.1 alike.
 public protocol PushRoute: Sendable {
     /// The path prefix this route serves (the longest matching prefix wins).
     var pathPrefix: String { get }

@@ -16,10 +16,13 @@ final class PushStreamHandler: ChannelInboundHandler {
     }
 
     private let router: PushRouter
+    private let scheme: String
     private var state = State.awaitingHeaders
 
-    init(router: PushRouter) {
+    /// `scheme` is the connection's: `https` over TLS, else `http`.
+    init(router: PushRouter, scheme: String) {
         self.router = router
+        self.scheme = scheme
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -44,18 +47,27 @@ final class PushStreamHandler: ChannelInboundHandler {
         case .awaitingHeaders:
             var method = ""
             var path = ""
+            var authority: String?
+            var host: String?
             var fields: [PushHeaderField] = []
             fields.reserveCapacity(headers.headers.count)
             var contentLength: Int?
             for (name, value, _) in headers.headers {
                 if name.first == ":" {
-                    if name == ":method" { method = value } else if name == ":path" { path = value }
+                    if name == ":method" {
+                        method = value
+                    } else if name == ":path" {
+                        path = value
+                    } else if name == ":authority" {
+                        authority = value
+                    }
                 } else {
-                    if name == "content-length" { contentLength = Int(value) }
+                    if name == "content-length" { contentLength = Int(value) } else if name == "host" { host = value }
                     fields.append(PushHeaderField(name, value))
                 }
             }
-            let request = PushHTTPRequest(method: method, path: path, headers: fields, body: Data())
+            let request = PushHTTPRequest(
+                method: method, path: path, headers: fields, body: Data(), authority: authority ?? host ?? "", scheme: scheme)
             guard let route = router.route(for: path) else {
                 refuse(context: context, router.notFound(request), requestComplete: endStream)
                 return
