@@ -127,6 +127,9 @@ let package = Package(
             name: "OffstagePushTests",
             dependencies: [
                 "OffstagePush",
+                // NIOCore and NIOPosix: a TLS client speaking HTTP/1.1 with ALPN, for the Web Push front door.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
