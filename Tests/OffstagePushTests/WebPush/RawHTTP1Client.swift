@@ -53,9 +53,9 @@ final class RawHTTP1Client: @unchecked Sendable {
         try await offThePool { try self.writeBlocking(bytes) }
     }
 
-    /// Reads one response.
-    func readResponse() async throws -> Response {
-        try await offThePool { try self.readResponseBlocking() }
+    /// Reads one response; an informational one (100 Continue) only when `informational`, else it is skipped.
+    func readResponse(informational: Bool = false) async throws -> Response {
+        try await offThePool { try self.readResponseBlocking(informational: informational) }
     }
 
     /// Whether the server closed the connection (reads until end of file; false when it sent more bytes).
@@ -89,7 +89,7 @@ final class RawHTTP1Client: @unchecked Sendable {
         try await write(Data(head.utf8) + body)
     }
 
-    private func readResponseBlocking() throws -> Response {
+    private func readResponseBlocking(informational: Bool) throws -> Response {
         let headEnd = try readUntil(Data("\r\n\r\n".utf8))
         let head = String(decoding: buffered.prefix(headEnd), as: UTF8.self)
         buffered.removeFirst(headEnd + 4)
@@ -101,7 +101,7 @@ final class RawHTTP1Client: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        if status == 100 { return try readResponseBlocking() }
+        if status == 100, !informational { return try readResponseBlocking(informational: false) }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         while buffered.count < length { try fill() }
         let body = buffered.prefix(length)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 
 @testable import OffstagePush
@@ -14,7 +15,8 @@ struct RunningWebPushServer {
 
 /// Runs `body` against a server serving `/3/`, `/push/` and `/m/` (TLS when asked), then shuts it down.
 func withWebPushServer(
-    tls: Bool = false, configuration: WebPushGatewayConfiguration = .init(), _ body: (RunningWebPushServer) async throws -> Void
+    tls: Bool = false, configuration: WebPushGatewayConfiguration = .init(), maximumIdleTime: TimeAmount? = nil,
+    _ body: (RunningWebPushServer) async throws -> Void
 ) async throws {
     let backend = WebPushRecordingBackend()
     await backend.add(WebPushFixture.deviceSubscription)
@@ -29,7 +31,8 @@ func withWebPushServer(
     ])
     let server = PushGatewayServer(
         configuration: .init(
-            port: 0, tls: certificates.map { .init(certificateChainPEM: $0.serverChainPEM, privateKeyPEM: $0.serverKeyPEM) }),
+            port: 0, tls: certificates.map { .init(certificateChainPEM: $0.serverChainPEM, privateKeyPEM: $0.serverKeyPEM) },
+            maximumIdleTime: maximumIdleTime),
         router: router)
     try await server.start()
     let running = RunningWebPushServer(
@@ -126,6 +129,54 @@ struct WebPushServerTests {
             #expect(try await client.serverClosed())
             #expect(await running.backend.accepted.isEmpty)
         }
+    }
+
+    @Test("Expect: 100-continue is answered 100 before the body is sent, then the message is accepted (NT-3)")
+    func expectContinue() async throws {
+        try await withWebPushServer { running in
+            let client = try RawHTTP1Client(port: running.port)
+            let body = try WebPushFixture.encrypted("after continue")
+            let head = "POST /push/\(WebPushFixture.openID) HTTP/1.1\r\nHost: push.test\r\nTTL: 1\r\nContent-Encoding: aes128gcm\r\n"
+                + "Expect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n"
+            try await client.write(Data(head.utf8))
+            #expect(try await client.readResponse(informational: true).status == 100)
+            try await client.write(body)
+            #expect(try await client.readResponse().status == 201)
+            #expect(await running.backend.accepted.count == 1)
+        }
+    }
+
+    @Test("With an idle limit, a connection that sends nothing, or nothing after its last answer, is closed (NT-3)")
+    func idleConnections() async throws {
+        try await withWebPushServer(maximumIdleTime: .milliseconds(100)) { running in
+            let silent = try RawHTTP1Client(port: running.port)
+            #expect(try await silent.serverClosed())
+            let done = try RawHTTP1Client(port: running.port)
+            try await done.send("POST", "/push/\(WebPushFixture.openID)", headers: [("TTL", "1")])
+            #expect(try await done.readResponse().status == 201)
+            #expect(try await done.serverClosed())
+        }
+    }
+
+    @Test("Shutdown lets a message in flight over HTTP/1.1 be stored and answered 201, then closes its connection (NT-3)")
+    func gracefulShutdown() async throws {
+        let backend = WebPushRecordingBackend()
+        await backend.add(WebPushFixture.openSubscription)
+        let server = PushGatewayServer(
+            configuration: .init(port: 0), router: PushRouter([WebPushRoute(gateway: WebPushGateway(backend: backend))]))
+        try await server.start()
+        let client = try RawHTTP1Client(port: try #require(server.port))
+        await backend.holdAccepts()
+        try await client.send("POST", "/push/\(WebPushFixture.openID)", headers: [("TTL", "1")])
+        await backend.waitForHeldAccept()
+        let stopping = Task { await server.shutdown() }
+        while server.isAcceptingConnections { await Task.yield() }
+        await backend.releaseAccepts()
+        #expect(try await client.readResponse().status == 201)
+        #expect(try await client.serverClosed())
+        await stopping.value
+        #expect(server.connectionCount == 0)
+        #expect(await backend.accepted.count == 1)
     }
 
     @Test("HTTP/2 on the same port serves APNs and Web Push alike (NT-3)")

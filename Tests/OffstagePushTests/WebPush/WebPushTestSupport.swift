@@ -14,12 +14,30 @@ actor WebPushRecordingBackend: WebPushBackend {
     var acceptFails = false
     var lookUpFails = false
     var acceptAnswer: Acceptance = .stored
+    /// While set, `accept` waits for `releaseAccepts()` (to hold a message in flight).
+    private var holding = false
+    private var held: [CheckedContinuation<Void, Never>] = []
+    private var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
 
     func add(_ subscription: WebPushSubscription) { subscriptions[subscription.id] = .active(subscription) }
     func end(_ id: String, at date: Date) { subscriptions[id] = .gone(at: date) }
     func setAcceptFails(_ fails: Bool) { acceptFails = fails }
     func setLookUpFails(_ fails: Bool) { lookUpFails = fails }
     func setAcceptAnswer(_ answer: Acceptance) { acceptAnswer = answer }
+
+    func holdAccepts() { holding = true }
+
+    /// Returns once an `accept` call is held.
+    func waitForHeldAccept() async {
+        if !held.isEmpty { return }
+        await withCheckedContinuation { arrivalWaiters.append($0) }
+    }
+
+    func releaseAccepts() {
+        holding = false
+        held.forEach { $0.resume() }
+        held.removeAll()
+    }
 
     func lookUp(subscription id: String) async throws -> WebPushSubscriptionLookup {
         lookUps += 1
@@ -28,6 +46,13 @@ actor WebPushRecordingBackend: WebPushBackend {
     }
 
     func accept(_ push: AcceptedPush) async throws -> Acceptance {
+        if holding {
+            await withCheckedContinuation { continuation in
+                held.append(continuation)
+                arrivalWaiters.forEach { $0.resume() }
+                arrivalWaiters.removeAll()
+            }
+        }
         if acceptFails { throw Failure.storeUnavailable }
         if case .stored = acceptAnswer { accepted.append(push) }
         return acceptAnswer
