@@ -142,7 +142,7 @@ let package = Package(
         // private session bus with the test notification server, run with python3 from its place in the source tree
         // (found by #filePath).
         .target(
-            name: "TestProcesses", path: "Tests/TestProcesses", exclude: ["notification_server.py", "apns_client.py"],
+            name: "TestProcesses", path: "Tests/TestProcesses", exclude: ["notification_server.py", "apns_client.py", "webpush_client.py"],
             swiftSettings: strict),
         .testTarget(
             name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),

@@ -3,7 +3,7 @@ import OffstageProtocol
 
 /// Plain-text layouts of the push gateway.
 extension Table {
-    /// The gateway, the counts, each app's token, held push and budget, then the records, newest first.
+    /// The gateway, the counts, each app's token, Web Push endpoint, held push and budget, then the records, newest first.
     static func pushStatus(_ reply: PushControlInterface.StatusReply, app: String?) -> String {
         let gateway = reply.gateway
         var sections: [String] = []
@@ -18,10 +18,11 @@ extension Table {
         if reply.apps.isEmpty {
             sections.append(app.map { "\($0) has not registered for remote notifications" } ?? "no app has registered")
         } else {
-            var rows = [["APP", "TOKEN", "HELD", "BUDGET"]]
+            var rows = [["APP", "TOKEN", "WEB PUSH ENDPOINT", "HELD", "BUDGET"]]
             for entry in reply.apps {
                 rows.append([
-                    entry.app, entry.token ?? "(not registered)", entry.held ?? "-", "\(entry.budget) wakes",
+                    entry.app, entry.token ?? "(not registered)", entry.webPushEndpoint ?? "-", entry.held ?? "-",
+                    "\(entry.budget) wakes",
                 ])
             }
             sections.append(layout(rows))

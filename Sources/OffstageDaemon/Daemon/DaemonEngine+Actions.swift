@@ -138,6 +138,7 @@ extension DaemonEngine {
         unsavedApps.remove(id)
         // Its device token dies with it: the gateway answers 410 Unregistered from now on (SPEC NT-3).
         unregisterForPush(id, because: "the app was uninstalled")
+        unsubscribeWebPush(id, because: "the app was uninstalled")
         // Through the writer, after any save of this app still queued there, so none can bring it back.
         let store = store
         writeDurably("uninstall") { try store.deleteApp(id) }

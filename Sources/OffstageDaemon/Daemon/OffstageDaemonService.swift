@@ -134,7 +134,7 @@ public struct OffstageDaemonService: Service {
         if let pushGateway {
             do {
                 try await pushGateway.start()
-                logger.notice("push gateway (APNs provider API) listening on \(pushGateway.address)")
+                logger.notice("push gateway (APNs provider API, Web Push) listening on \(pushGateway.address)")
             } catch {
                 // The rest of the daemon runs on: apps are told the gateway is unavailable when they register.
                 logger.error(

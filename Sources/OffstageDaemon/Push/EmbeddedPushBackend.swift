@@ -2,9 +2,10 @@ import Foundation
 import OffstageCore
 import OffstagePush
 
-/// The gateway's storage on one device (decision 0032): provider keys and tokens in the daemon's SQLite store, and
-/// an accepted push written to the device's inbox before the gateway answers 200, then handed to the engine.
-struct EmbeddedPushBackend: PushGatewayBackend {
+/// The gateway's storage on one device (decisions 0032, 0034): provider keys, tokens and Web Push subscriptions in
+/// the daemon's SQLite store, and an accepted push written to the device's inbox before the gateway answers 200 (or
+/// 201), then handed to the engine.
+struct EmbeddedPushBackend: PushGatewayBackend, WebPushBackend {
     /// The device name tokens of this daemon carry.
     static let device = "local"
 
@@ -22,6 +23,16 @@ struct EmbeddedPushBackend: PushGatewayBackend {
         guard let (app, revokedAt) = try store.pushToken(token) else { return .unknown }
         if let revokedAt { return .revoked(at: Date(timeIntervalSince1970: revokedAt.secondsSinceEpoch)) }
         return .active(app: app.rawValue, device: Self.device)
+    }
+
+    /// A subscription with the user agent's keys: this device decrypts the messages for it.
+    func lookUp(subscription id: String) async throws -> WebPushSubscriptionLookup {
+        guard let row = try store.webPushSubscription(id: id) else { return .unknown }
+        if let endedAt = row.endedAt { return .gone(at: Date(timeIntervalSince1970: endedAt.secondsSinceEpoch)) }
+        return .active(
+            WebPushSubscription(
+                id: row.id, app: row.app.rawValue, device: Self.device, applicationServerKey: row.applicationServerKey,
+                userAgentKeys: try WebPushUserAgentKeys(privateKeyRaw: row.privateKey, authSecret: row.authSecret)))
     }
 
     func accept(_ accepted: AcceptedPush) async throws -> Acceptance {

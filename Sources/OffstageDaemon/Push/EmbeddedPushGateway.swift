@@ -5,10 +5,12 @@ import NIOPosix
 import OffstageCore
 import OffstagePush
 
-/// The push gateway inside the daemon (SPEC NT-3, decision 0032): the APNs-compatible provider API on its own event
-/// loop, so that a burst of pushes never delays the engine's, over the daemon's store.
+/// The push gateway inside the daemon (SPEC NT-3, decisions 0032 and 0034): the APNs-compatible provider API and the
+/// Web Push front door on their own event loop, so that a burst of pushes never delays the engine's, over the
+/// daemon's store.
 final class EmbeddedPushGateway: Sendable {
     let gateway: APNsGateway
+    let webPush: WebPushGateway
     let server: PushGatewayServer
     let group: MultiThreadedEventLoopGroup
     let settings: PushGatewaySettings
@@ -26,9 +28,13 @@ final class EmbeddedPushGateway: Sendable {
         self.settings = settings
         self.host = address.host
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        gateway = APNsGateway(backend: EmbeddedPushBackend(store: store, deliver: deliver), logger: logger)
+        let backend = EmbeddedPushBackend(store: store, deliver: deliver)
+        gateway = APNsGateway(backend: backend, logger: logger)
+        webPush = WebPushGateway(
+            backend: backend, configuration: .init(publicOrigins: settings.publicOrigin.map { [$0] } ?? []), logger: logger)
         server = PushGatewayServer(
-            configuration: .init(host: address.host, port: address.port, tls: tls), router: PushRouter([APNsRoute(gateway: gateway)]),
+            configuration: .init(host: address.host, port: address.port, tls: tls),
+            router: PushRouter([APNsRoute(gateway: gateway), WebPushRoute(gateway: webPush)]),
             eventLoopGroup: group, logger: logger)
     }
 
@@ -49,11 +55,16 @@ final class EmbeddedPushGateway: Sendable {
         try? await group.shutdownGracefully()
     }
 
-    /// Where app servers send: `https://host:port` with TLS, `http://host:port` for h2c.
+    /// Where app servers send: the `publicURL` setting when given, else `https://host:port` with TLS and
+    /// `http://host:port` for h2c.
     var address: String {
+        if let origin = settings.publicOrigin { return origin }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         return "\(settings.tlsCertificate == nil ? "http" : "https")://\(bracketed):\(server.port ?? 0)"
     }
+
+    /// The push resource of a Web Push subscription: where its app server POSTs messages (RFC 8030).
+    func webPushEndpoint(_ subscription: String) -> String { "\(address)/push/\(subscription)" }
 }
 
 /// The push settings cannot be used: what is wrong and the fix.

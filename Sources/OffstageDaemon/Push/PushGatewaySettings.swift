@@ -1,3 +1,5 @@
+import Foundation
+
 /// The push gateway inside the daemon (SPEC NT-3): whether it runs, where its provider API listens, and its TLS.
 public struct PushGatewaySettings: Hashable, Sendable, Codable {
     /// Whether the daemon runs a gateway. Default on.
@@ -10,6 +12,10 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
     public var tlsCertificate: String?
     /// The PEM file of the certificate's private key.
     public var tlsKey: String?
+    /// The origin app servers reach the gateway at, when it is not the listen address (behind a proxy or a name):
+    /// `https://push.example.net` or `http://host:port`. Registrations and Web Push endpoints carry it, and a VAPID
+    /// token's `aud` may name it.
+    public var publicURL: String?
 
     /// The defaults.
     public init() {}
@@ -23,13 +29,27 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
         if listenAddress == nil {
             problems.append("listen \(listen) is not HOST:PORT; give e.g. 127.0.0.1:2197, or port 0 for any free port")
         }
+        if publicURL != nil, publicOrigin == nil {
+            problems.append(
+                "publicURL \(publicURL ?? "") is not an http or https origin; give e.g. https://push.example.net, without a path")
+        }
         if (tlsCertificate == nil) != (tlsKey == nil) {
             problems.append("TLS needs both tlsCertificate and tlsKey; give both PEM files, or neither for h2c")
         }
         return problems
     }
 
-    private enum CodingKeys: String, CodingKey { case enabled, listen, tlsCertificate, tlsKey }
+    /// ``publicURL`` as an origin (`scheme://host[:port]`, no trailing slash), or nil when it is absent or not one.
+    public var publicOrigin: String? {
+        guard let publicURL, let url = URL(string: publicURL), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty,
+            url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil
+        else { return nil }
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(bracketed)\(url.port.map { ":\($0)" } ?? "")"
+    }
+
+    private enum CodingKeys: String, CodingKey { case enabled, listen, tlsCertificate, tlsKey, publicURL }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -38,5 +58,6 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
         listen = try container.decodeIfPresent(String.self, forKey: .listen) ?? defaults.listen
         tlsCertificate = try container.decodeIfPresent(String.self, forKey: .tlsCertificate)
         tlsKey = try container.decodeIfPresent(String.self, forKey: .tlsKey)
+        publicURL = try container.decodeIfPresent(String.self, forKey: .publicURL)
     }
 }

@@ -108,13 +108,18 @@ extension DaemonEngine {
     /// The gateway, the apps' pushes and the newest records.
     func pushStatus(app: AppID?, limit: Int) throws(VarlinkError) -> PushControlInterface.StatusReply {
         let interface = PushControlInterface.name
-        let (counts, tokens, records) = try pushStoreCall(in: interface) {
-            (try store.pushCounts(), try store.liveTokens(), try store.pushRecords(app: app, limit: min(max(limit, 0), 10_000)))
+        let (counts, tokens, subscriptions, records) = try pushStoreCall(in: interface) {
+            (
+                try store.pushCounts(), try store.liveTokens(), try store.liveWebPushSubscriptionIDs(),
+                try store.pushRecords(app: app, limit: min(max(limit, 0), 10_000))
+            )
         }
         let limits = core.pushLimits
         let apps = (app.map { [$0] } ?? core.apps.keys.sorted()).map { id in
             PushControlInterface.AppPushesMessage(
-                app: id.rawValue, token: tokens[id], held: core.pushes.held[id]?.id,
+                app: id.rawValue, token: tokens[id],
+                webPushEndpoint: pushGateway.flatMap { gateway in subscriptions[id].map(gateway.webPushEndpoint) },
+                held: core.pushes.held[id]?.id,
                 budget: core.pushes.budgets[id]?.wakes(at: now, limits) ?? limits.burst)
         }
         let gateway = PushControlInterface.GatewayMessage(

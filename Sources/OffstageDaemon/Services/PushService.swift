@@ -1,5 +1,6 @@
 import OffstageCore
 import OffstageProtocol
+import OffstagePush
 
 /// `io.offstage.Push`: the calls an app's SDK makes for remote notifications (SPEC NT-3, NT-4). The app is the one that
 /// owns the calling process (peer credentials): it gets its own token and completes only its own handlers.
@@ -20,6 +21,42 @@ struct PushService: VarlinkInterface {
                 responder.reply(
                     PushInterface.RegisterReply(
                         registration: .init(token: token, gateway: gateway.address, topic: id.rawValue)))
+            },
+            "SubscribeWebPush": { context, request, responder in
+                let parameters = try request.decodeParameters(PushInterface.SubscribeWebPushParameters.self)
+                let (id, _) = try engine.requireApp(context, in: PushInterface.name)
+                guard let gateway = engine.pushGateway else { throw engine.noPushGateway(in: PushInterface.name) }
+                let key = try parameters.applicationServerKey.map { text throws(VarlinkError) in
+                    guard let key = Base64URL.decode(text), VAPIDCredentials.isPublicKey(key) else {
+                        throw CoreError(
+                            .invalidArgument,
+                            "applicationServerKey \(QuotedText.quote(text)) is not a P-256 public key (65 bytes, uncompressed, base64url)",
+                            fix: "give the app server's VAPID public key, as browsers take it for PushManager.subscribe"
+                        ).varlink(in: PushInterface.name)
+                    }
+                    return key
+                }
+                let subscription = try engine.pushStoreCall(in: PushInterface.name) {
+                    try engine.subscribeWebPush(id, applicationServerKey: key)
+                }
+                engine.flushLog()
+                guard subscription.applicationServerKey == key else {
+                    throw CoreError(
+                        .invalidArgument,
+                        "the app's Web Push subscription is restricted to another application server key than the one given",
+                        fix: "unsubscribe first (unregisterForWebPush), then subscribe with the new key"
+                    ).varlink(in: PushInterface.name)
+                }
+                let message = try engine.pushStoreCall(in: PushInterface.name) {
+                    try PushInterface.WebPushSubscriptionMessage(subscription, gateway: gateway)
+                }
+                responder.reply(PushInterface.SubscribeWebPushReply(subscription: message))
+            },
+            "UnsubscribeWebPush": { context, _, responder in
+                let (id, _) = try engine.requireApp(context, in: PushInterface.name)
+                engine.unsubscribeWebPush(id, because: "the app unsubscribed")
+                engine.flushLog()
+                responder.reply()
             },
             "Unregister": { context, _, responder in
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)

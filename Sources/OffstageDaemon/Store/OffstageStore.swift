@@ -86,6 +86,7 @@ public final class OffstageStore: Sendable {
         }
         migrator.registerMigration(notificationsMigration, migrate: createNotificationTables)
         migrator.registerMigration(pushMigration, migrate: createPushTables)
+        migrator.registerMigration(webPushMigration, migrate: createWebPushTables)
         return migrator
     }
 

@@ -30,6 +30,8 @@ public enum PushControlInterface {
         type AppPushes (
           app: string,
           token: ?string,
+          # the app's Web Push endpoint, when it is subscribed
+          webPushEndpoint: ?string,
           held: ?string,
           budget: int
         )
@@ -124,11 +126,13 @@ public enum PushControlInterface {
     public struct AppPushesMessage: Codable, Hashable, Sendable {
         public var app: String
         public var token: String?
+        public var webPushEndpoint: String?
         public var held: String?
         public var budget: Int
-        public init(app: String, token: String?, held: String?, budget: Int) {
+        public init(app: String, token: String?, webPushEndpoint: String? = nil, held: String?, budget: Int) {
             self.app = app
             self.token = token
+            self.webPushEndpoint = webPushEndpoint
             self.held = held
             self.budget = budget
         }

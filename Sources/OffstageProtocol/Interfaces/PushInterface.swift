@@ -21,8 +21,28 @@ public enum PushInterface {
           topic: string
         )
 
+        # A Web Push subscription (RFC 8030, 8291, 8292): what a PushSubscription holds in a browser.
+        type WebPushSubscription (
+          # the push resource the app server POSTs its messages to
+          endpoint: string,
+          # the subscription's P-256 public key, uncompressed, base64url without padding (keys.p256dh)
+          p256dh: string,
+          # the 16-byte authentication secret, base64url without padding (keys.auth)
+          auth: string,
+          # the application server (VAPID) key the subscription is restricted to, base64url, if any
+          applicationServerKey: ?string
+        )
+
         # Registers the app for remote notifications: the same token each time, until the app is uninstalled.
         method Register() -> (registration: Registration)
+
+        # Subscribes the app to Web Push: the same subscription each time, until the app is uninstalled or
+        # unsubscribes. applicationServerKey (the app server's VAPID public key, 65 bytes uncompressed, base64url)
+        # restricts it: only messages signed by that key are accepted. Subscribing again with another key fails.
+        method SubscribeWebPush(applicationServerKey: ?string) -> (subscription: WebPushSubscription)
+
+        # Ends the app's Web Push subscription: its endpoint answers 410 Gone from now on.
+        method UnsubscribeWebPush() -> ()
 
         # Revokes the app's token: the gateway answers 410 Unregistered for it from now on. Registering again gives a
         # new one.
@@ -49,6 +69,34 @@ public enum PushInterface {
         public static let register = "io.offstage.Push.Register"
         public static let unregister = "io.offstage.Push.Unregister"
         public static let completeRemoteNotification = "io.offstage.Push.CompleteRemoteNotification"
+        public static let subscribeWebPush = "io.offstage.Push.SubscribeWebPush"
+        public static let unsubscribeWebPush = "io.offstage.Push.UnsubscribeWebPush"
+    }
+
+    /// A Web Push subscription: the endpoint and the keys an app server encrypts to.
+    public struct WebPushSubscriptionMessage: Codable, Hashable, Sendable {
+        public var endpoint: String
+        public var p256dh: String
+        public var auth: String
+        public var applicationServerKey: String?
+        public init(endpoint: String, p256dh: String, auth: String, applicationServerKey: String?) {
+            self.endpoint = endpoint
+            self.p256dh = p256dh
+            self.auth = auth
+            self.applicationServerKey = applicationServerKey
+        }
+    }
+
+    /// `SubscribeWebPush` parameters.
+    public struct SubscribeWebPushParameters: Codable, Hashable, Sendable {
+        public var applicationServerKey: String?
+        public init(applicationServerKey: String?) { self.applicationServerKey = applicationServerKey }
+    }
+
+    /// `SubscribeWebPush` reply.
+    public struct SubscribeWebPushReply: Codable, Hashable, Sendable {
+        public var subscription: WebPushSubscriptionMessage
+        public init(subscription: WebPushSubscriptionMessage) { self.subscription = subscription }
     }
 
     /// Where the app's server sends its pushes.

@@ -62,10 +62,14 @@ public struct VAPIDCredentials: Sendable, Hashable {
         }
     }
 
+    /// Whether `key` is an uncompressed P-256 public key (65 bytes, a point on the curve): what a VAPID key and an
+    /// `applicationServerKey` must be.
+    public static func isPublicKey(_ key: Data) -> Bool {
+        key.count == 65 && (try? P256.Signing.PublicKey(x963Representation: key)) != nil
+    }
+
     private static func decodeKey(_ text: String) throws(VAPIDError) -> Data {
-        guard let key = Base64URL.decode(text), key.count == 65,
-            (try? P256.Signing.PublicKey(x963Representation: key)) != nil
-        else {
+        guard let key = Base64URL.decode(text), isPublicKey(key) else {
             throw .malformed("The VAPID key \(text.prefix(100)) is not a base64url uncompressed P-256 public key (65 bytes).")
         }
         return key

@@ -119,4 +119,49 @@ struct EmbeddedGatewayTests {
             #expect(fixture.gateway.address == "http://127.0.0.1:\(fixture.gateway.server.port ?? -1)")
         }
     }
+
+    /// A Web Push request for `subscription`, encrypted to `keys` and signed by `signer` for the gateway's origin.
+    static func webPush(
+        _ subscription: String, _ body: Data, keys: WebPushUserAgentKeys, signer: VAPIDSigner, origin: String
+    ) async throws -> PushHTTPRequest {
+        let encrypted = try WebPushEncryptor().encrypt(body, p256dh: keys.publicKey, auth: keys.authSecret)
+        let authorization = try await signer.authorization(audience: origin, expiration: Date().addingTimeInterval(3_600))
+        return PushHTTPRequest(
+            method: "POST", path: "/push/" + subscription,
+            headers: [
+                PushHeaderField("ttl", "60"), PushHeaderField("content-encoding", "aes128gcm"),
+                PushHeaderField("authorization", authorization),
+            ],
+            body: encrypted, authority: String(origin.dropFirst("http://".count)), scheme: "http")
+    }
+
+    @Test("NT-3, NT-5: a Web Push message is decrypted with the subscription's stored keys and in the inbox, as the app reads it, before the 201; an ended subscription answers 410 and stores nothing")
+    func webPushStoredDecrypted() async throws {
+        try await withGateway { fixture in
+            let keys = WebPushUserAgentKeys.generate()
+            let signer = VAPIDSigner(privateKey: .init(), subject: "mailto:ops@example.com")
+            let subscription = "c3Vic2NyaXB0aW9uLWlkLTAx"
+            _ = try fixture.store.subscribeWebPush(
+                .init(
+                    id: subscription, app: Self.app, privateKey: keys.privateKeyRaw, authSecret: keys.authSecret,
+                    applicationServerKey: signer.publicKey, createdAt: .init(secondsSinceEpoch: 0), endedAt: nil))
+            let origin = "http://127.0.0.1:\(fixture.gateway.server.port ?? 0)"
+            let request = try await Self.webPush(subscription, Data(#"{"message":"m-9"}"#.utf8), keys: keys, signer: signer, origin: origin)
+            let response = await fixture.gateway.webPush.handle(request)
+            #expect(response.status == 201, "\(String(decoding: response.body, as: UTF8.self))")
+            let pushes = fixture.handedIn.withLock { $0 }
+            let push = try #require(pushes.first)
+            #expect(pushes.count == 1 && push.app == Self.app && push.type == .background && push.aps.contentAvailable)
+            let message = try WebPushMessage(payload: Data(push.payload.utf8))
+            #expect(message.text == #"{"message":"m-9"}"# && !message.encrypted)
+            #expect(try fixture.store.loadPushInbox().accepted == [push])
+
+            try fixture.store.endWebPushSubscriptions(of: Self.app, at: Instant(secondsSinceEpoch: 1_800_000_000))
+            let gone = await fixture.gateway.webPush.handle(
+                try await Self.webPush(subscription, Data("x".utf8), keys: keys, signer: signer, origin: origin))
+            #expect(gone.status == 410)
+            #expect(fixture.handedIn.withLock { $0 }.count == 1)
+            #expect(try fixture.store.pushCounts() == (stored: 1, held: 0))
+        }
+    }
 }

@@ -11,8 +11,11 @@ struct PushInterfaceTests {
     func definitionsAreValid() throws {
         let app = try VarlinkIDLChecker.check(PushInterface.definition)
         #expect(app.name == PushInterface.name)
-        #expect(app.methods == ["Register", "Unregister", "CompleteRemoteNotification"])
-        let names = [PushInterface.Method.register, PushInterface.Method.unregister, PushInterface.Method.completeRemoteNotification]
+        #expect(app.methods == ["Register", "SubscribeWebPush", "UnsubscribeWebPush", "Unregister", "CompleteRemoteNotification"])
+        let names = [
+            PushInterface.Method.register, PushInterface.Method.subscribeWebPush, PushInterface.Method.unsubscribeWebPush,
+            PushInterface.Method.unregister, PushInterface.Method.completeRemoteNotification,
+        ]
         #expect(names.map { String($0.split(separator: ".").last!) } == app.methods)
         let control = try VarlinkIDLChecker.check(PushControlInterface.definition)
         #expect(control.name == PushControlInterface.name)
@@ -33,6 +36,12 @@ struct PushInterfaceTests {
         #expect(try IDLFields.keys(of: PushInterface.RegisterReply(registration: registration)) == Set(register.output.keys))
         let complete = try #require(IDLFields.method("CompleteRemoteNotification", in: text))
         #expect(try IDLFields.keys(of: PushInterface.CompleteParameters(run: 1, result: "newData")) == Set(complete.input.keys))
+        let subscription = PushInterface.WebPushSubscriptionMessage(
+            endpoint: "http://127.0.0.1:1/push/abc", p256dh: "BP", auth: "au", applicationServerKey: "BA")
+        #expect(try IDLFields.keys(of: subscription) == Set(try #require(IDLFields.type("WebPushSubscription", in: text)).keys))
+        let subscribe = try #require(IDLFields.method("SubscribeWebPush", in: text))
+        #expect(try IDLFields.keys(of: PushInterface.SubscribeWebPushParameters(applicationServerKey: "BA")) == Set(subscribe.input.keys))
+        #expect(try IDLFields.keys(of: PushInterface.SubscribeWebPushReply(subscription: subscription)) == Set(subscribe.output.keys))
     }
 
     @Test("NT-3..5: every type and method of io.offstage.PushControl has exactly the IDL's fields")
@@ -47,7 +56,7 @@ struct PushInterfaceTests {
         #expect(try IDLFields.keys(of: key) == type("Key"))
         let gateway = PushControlInterface.GatewayMessage(embedded: true, address: "http://x:1", tls: false)
         #expect(try IDLFields.keys(of: gateway) == type("Gateway"))
-        let apps = PushControlInterface.AppPushesMessage(app: "a.b", token: "t", held: "h", budget: 3)
+        let apps = PushControlInterface.AppPushesMessage(app: "a.b", token: "t", webPushEndpoint: "http://x:1/push/s", held: "h", budget: 3)
         #expect(try IDLFields.keys(of: apps) == type("AppPushes"))
         let record = PushControlInterface.RecordMessage(
             id: "i", app: "a.b", type: "background", priority: 5, collapseId: "c", acceptedAt: 1, state: "done",

@@ -1,0 +1,45 @@
+import Foundation
+import OffstageCore
+import OffstageProtocol
+import OffstagePush
+
+/// Web Push subscriptions in the daemon (SPEC NT-3, decision 0034): the device is each subscription's user agent, so
+/// it makes the keys, keeps the private half, and hands the app the endpoint and public keys its server encrypts to.
+extension DaemonEngine {
+    /// The app's subscription, made now when it has none. `applicationServerKey` (65 bytes, uncompressed P-256)
+    /// restricts a new subscription to that VAPID key; an existing one restricted otherwise is refused, as
+    /// `PushManager.subscribe` refuses it: the app unsubscribes first.
+    func subscribeWebPush(_ id: AppID, applicationServerKey: Data?) throws -> OffstageStore.WebPushSubscriptionRow {
+        let keys = WebPushUserAgentKeys.generate()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for index in bytes.indices { bytes[index] = generator.next() }
+        let candidate = OffstageStore.WebPushSubscriptionRow(
+            id: Base64URL.encode(Data(bytes)), app: id, privateKey: keys.privateKeyRaw, authSecret: keys.authSecret,
+            applicationServerKey: applicationServerKey, createdAt: now, endedAt: nil)
+        let subscription = try store.subscribeWebPush(candidate)
+        if subscription.id == candidate.id {
+            pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "subscribed to Web Push"))
+        }
+        return subscription
+    }
+
+    /// Ends the app's subscription: from now on its endpoint answers 410 Gone.
+    func unsubscribeWebPush(_ id: AppID, because why: String) {
+        persist {
+            if try store.endWebPushSubscriptions(of: id, at: now) > 0 {
+                pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "Web Push subscription ended: \(why)"))
+            }
+        }
+    }
+}
+
+/// A stored subscription as the app receives it.
+extension PushInterface.WebPushSubscriptionMessage {
+    init(_ row: OffstageStore.WebPushSubscriptionRow, gateway: EmbeddedPushGateway) throws {
+        let keys = try WebPushUserAgentKeys(privateKeyRaw: row.privateKey, authSecret: row.authSecret)
+        self.init(
+            endpoint: gateway.webPushEndpoint(row.id), p256dh: Base64URL.encode(keys.publicKey),
+            auth: Base64URL.encode(row.authSecret), applicationServerKey: row.applicationServerKey.map(Base64URL.encode))
+    }
+}
