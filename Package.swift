@@ -27,6 +27,8 @@ let package = Package(
         .executable(name: "offstage", targets: ["offstage"]),
         // The C wrappers, for the benchmarks package (its accessory benchmark opens a pseudo-terminal with them).
         .library(name: "COffstageSystem", targets: ["COffstageSystem"]),
+        // The push gateway and its provider client, for the benchmarks package (its push benchmarks send as an app server).
+        .library(name: "OffstagePush", targets: ["OffstagePush"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

@@ -15,6 +15,8 @@ let package = Package(
         // The daemon's own event loops, for the notification benchmark's bare-timer baseline (the same version the
         // main package resolves).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // HTTP/2 for the push benchmarks' bare server (the same version the main package resolves).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         // Clock, percentiles, plain Unix sockets and the report formats shared by the probe and the benchmarks.
@@ -60,6 +62,9 @@ let package = Package(
                 // `scheduleTask` on an event loop: the timer the daemon arms for its next deadline, armed bare.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The push benchmarks: an app server's provider client and keys, and a bare HTTP/2 server to compare.
+                .product(name: "OffstagePush", package: "Offstage"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ],
             path: "Benchmarks/OffstageBenchmarks",
             swiftSettings: strict,

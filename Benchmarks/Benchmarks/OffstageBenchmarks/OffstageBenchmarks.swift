@@ -46,6 +46,21 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Push: accepted → handler runs in a suspended app",
+        configuration: once([Metrics.pushWake, Metrics.pushAccepted, Metrics.pushBareRoundTrip], seconds: 300)
+    ) { benchmark in
+        try PushWakeBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Push: pushes/s accepted, one node",
+        configuration: once(
+            [Metrics.pushRate, Metrics.pushBareRate, Metrics.pushLoadLatency, Metrics.pushBareLoadLatency], seconds: 300)
+    ) { benchmark in
+        try PushThroughputBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in

@@ -110,6 +110,14 @@ enum Metrics {
     static let notificationAddScale = latency("add one notification, 64,000 pending")
     static let notificationAddEmpty = latency("add one notification, 0 pending")
 
+    static let pushWake = latency("push sent → handler runs (suspended app)")
+    static let pushAccepted = latency("push sent → 200 from the gateway")
+    static let pushBareRoundTrip = latency("bare HTTP/2 round trip")
+    static let pushRate = BenchmarkMetric.custom("pushes/s accepted, embedded gateway", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushBareRate = BenchmarkMetric.custom("requests/s answered, bare HTTP/2 server", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushLoadLatency = latency("push sent → 200 under load, gateway")
+    static let pushBareLoadLatency = latency("request → 200 under load, bare HTTP/2 server")
+
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
     static let tickWakeups = count("1 Hz timer wake-ups in 60 s")

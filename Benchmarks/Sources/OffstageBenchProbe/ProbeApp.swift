@@ -28,6 +28,8 @@ import OffstageProtocol
 ///   its will-present handler (see ``LatenessProbe``).
 /// - `--notify-scale COUNT_FILE --report SOCKET [--listen SOCKET]`: adds as many realistic notifications as COUNT_FILE
 ///   says, and times adding one more on command (see ``NotificationScaleProbe``).
+/// - `--push --report SOCKET [--exit]`: registers for remote notifications, reports its token, and reports when each
+///   remote-notification handler begins (see ``PushProbe``); with `--exit` it exits once registered.
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
@@ -47,6 +49,7 @@ final class ProbeDelegate: ApplicationDelegate {
         case accessory(path: String, report: String)
         case notifyLate(plan: String, report: String, exit: Bool)
         case notifyScale(countFile: String, report: String, listen: String?)
+        case push(report: String, exit: Bool)
         case idle
     }
 
@@ -55,6 +58,7 @@ final class ProbeDelegate: ApplicationDelegate {
     var accessory: AccessoryProbe?
     var lateness: LatenessProbe?
     var notificationScale: NotificationScaleProbe?
+    var push: PushProbe?
     var callsStarted = false
     var scaleSubmitted = 0
     var scaleRefused: [String] = []
@@ -84,6 +88,8 @@ final class ProbeDelegate: ApplicationDelegate {
             mode = .notifyLate(plan: plan, report: report, exit: arguments.contains("--exit"))
         } else if let countFile = value("--notify-scale"), let report = value("--report") {
             mode = .notifyScale(countFile: countFile, report: report, listen: value("--listen"))
+        } else if arguments.contains("--push"), let report = value("--report") {
+            mode = .push(report: report, exit: arguments.contains("--exit"))
         } else if arguments.contains("--scale"), let report = value("--report") {
             mode = .scale(
                 ScaleOptions(
@@ -110,6 +116,10 @@ final class ProbeDelegate: ApplicationDelegate {
         if case .notifyScale(let countFile, let report, let listen) = mode {
             notificationScale = NotificationScaleProbe(countFile: countFile, report: report, listen: listen)
             notificationScale?.start()
+        }
+        if case .push(let report, let exit) = mode {
+            push = PushProbe(report: report, exit: exit)
+            push?.start()
         }
         guard case .scale(let options) = mode else { return true }
         if let listen = options.listen {
@@ -188,7 +198,7 @@ final class ProbeDelegate: ApplicationDelegate {
             lateness?.becameActive()
         case .notifyScale:
             notificationScale?.becameActive()
-        case .idle, .voip, .accessory:
+        case .idle, .voip, .accessory, .push:
             break
         }
     }
