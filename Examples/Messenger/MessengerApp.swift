@@ -16,7 +16,8 @@ import Offstage
 /// `fetch` key, when there is one — posts it as an alert through the notification center, and completes with new
 /// data. An alert push (`{"aps":{"alert":"Hi"}}`) needs no code: the system shows it.
 ///
-/// Every event is one line on standard output, `messenger: …`.
+/// Every event is one line on standard output, `messenger: …`; each push its handler is given is announced first, as
+/// `messenger: received push <apns-id>`.
 @MainActor
 final class MessengerDelegate: ApplicationDelegate {
     func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
@@ -48,6 +49,9 @@ final class MessengerDelegate: ApplicationDelegate {
         _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable]
     ) async throws -> BackgroundFetchResult {
         let push = userInfo[RemoteNotification.apnsIDKey] as? String ?? "?"
+        // First, before anything can fail: a line per push the handler was given (one write to the app's output,
+        // which the system appends to its log), so a push handled twice shows as two lines.
+        say("received push \(push)")
         guard let message = userInfo["message"] as? String else {
             say("push \(push) announces no message: nothing to fetch")
             return .noData
