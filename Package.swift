@@ -167,7 +167,7 @@ let package = Package(
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
         .executableTarget(
             name: "CrashHarness",
-            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator"],
+            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator", "OffstagePush"],
             path: "Tests/CrashHarness",
             swiftSettings: strict
         ),
