@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "OffstagePushTests",
             dependencies: [
-                "OffstagePush",
+                "OffstagePush", "FuzzInputs",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
