@@ -112,6 +112,16 @@ struct RequestRulesTests {
         #expect(push.providerToken == "abc.def.ghi")
     }
 
+    @Test("The bearer scheme is read in bytes: a token that starts with a combining mark is still the token (NT-3; fuzz regression)")
+    func bearerThenCombiningMark() throws {
+        // "bearer " and U+0301 make one Character of the space and the mark: read by characters, the scheme was not
+        // found and the request refused MissingProviderToken, though "bearer " + token re-validated from it.
+        for value in ["bearer \u{301}abc", "BEARER  \u{301}abc"] {
+            let push = try validate(Fixture.request(headers: headers(replacing: "authorization", with: value))).get()
+            #expect(push.providerToken == "\u{301}abc", "\(value.unicodeScalars.map { $0.value })")
+        }
+    }
+
     @Test("A request without apns-topic is refused 400 MissingTopic (NT-3)")
     func missingTopic() {
         let refusal = validate(Fixture.request(headers: headers(replacing: "apns-topic", with: nil))).failure

@@ -135,14 +135,18 @@ public enum APNsRequestRules {
                 "The request has no authorization header; send authorization: bearer <provider JWT signed with your key>."
             )
         }
-        let scheme = "bearer "
-        guard authorization.utf8.count > scheme.utf8.count, authorization.prefix(scheme.count).lowercased() == scheme else {
+        // Compared and cut in bytes, not characters: the scheme is ASCII, and a value whose token starts with a
+        // combining mark ("bearer \u{301}…") would otherwise merge it with the space into one character.
+        let scheme = Array("bearer ".utf8)
+        let bytes = Array(authorization.utf8)
+        let lowercased = bytes.prefix(scheme.count).map { (65...90).contains($0) ? $0 + 32 : $0 }
+        guard bytes.count > scheme.count, lowercased == scheme else {
             throw APNsRefusal(
                 .missingProviderToken,
                 "The authorization header carries no bearer token; send authorization: bearer <provider JWT>."
             )
         }
-        let token = authorization.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
+        let token = String(decoding: bytes[scheme.count...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
         guard !token.isEmpty else {
             throw APNsRefusal(.missingProviderToken, "The authorization header's bearer token is empty; send the provider JWT.")
         }
