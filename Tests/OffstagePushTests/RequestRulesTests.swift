@@ -51,6 +51,15 @@ struct RequestRulesTests {
         #expect(refusal?.status == 405)
     }
 
+    @Test("The path is read in bytes: a combining mark after /3/device/ is a bad token, not another path (NT-3; fuzz regression)")
+    func pathThenCombiningMark() {
+        // "/" and U+0307 make one Character: read by characters, the path was not under /3/device/ (404 BadPath),
+        // and the method was never looked at.
+        #expect(validate(Fixture.request(path: "/3/device/\u{307}9")).failure?.reason == .badDeviceToken)
+        #expect(validate(Fixture.request(method: "GET", path: "/3/device/\u{307}9")).failure?.reason == .methodNotAllowed)
+        #expect(validate(Fixture.request(path: "/3/device\u{307}/9")).failure?.reason == .badPath)
+    }
+
     @Test("A path without a device token is refused 400 MissingDeviceToken (NT-3)", arguments: ["/3/device", "/3/device/"])
     func missingDeviceToken(path: String) {
         let refusal = validate(Fixture.request(path: path)).failure
