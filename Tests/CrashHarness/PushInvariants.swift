@@ -213,8 +213,14 @@ extension CrashRun {
                 continue
             }
             let dues = listed[id] ?? []
-            if dues.count != 1 || abs(dues[0] - record.acceptedAt) > NotificationChecks.slack {
+            if dues.count != 1 {
                 pushProblem("alert/\(id)", "push \(id) was shown, but the delivered list has \(dues.count) alerts for it")
+            } else if abs(dues[0] - record.acceptedAt) > NotificationChecks.slack {
+                // Its alert is there for another acceptance: the push was handed in again, and shown again.
+                pushes.shownTwice.insert(id)
+                pushProblem(
+                    "alert/\(id)",
+                    "ALERT SHOWN TWICE: push \(id), accepted \(instant(record.acceptedAt)), is in the delivered list for \(instant(dues[0]))")
             }
         }
         // Alerts with one: the list holds the newest push's, not an older one shown again.
