@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "OffstagePushTests",
             dependencies: [
-                "OffstagePush",
+                "OffstagePush", "FuzzInputs",
                 // NIOCore and NIOPosix: a TLS client speaking HTTP/1.1 with ALPN, for the Web Push front door.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -172,7 +172,7 @@ let package = Package(
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
         .executableTarget(
             name: "CrashHarness",
-            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator"],
+            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator", "OffstagePush"],
             path: "Tests/CrashHarness",
             swiftSettings: strict
         ),

@@ -205,3 +205,65 @@ jsonSeeds.append(
     ("missing-executable.json", text(#"{"CFBundleIdentifier":"a.b","OffstageLinux":{"Environment":{"A":"1"}}}"#)))
 try write("manifest-plist", plistSeeds)
 try write("manifest-json", jsonSeeds)
+
+// MARK: Push requests
+
+/// Provider API requests as the push-request target frames them (`METHOD PATH`, header lines, an empty line, the
+/// body), as app servers send them to the gateway (SPEC NT-3), and one refused for each reason the request rules give
+/// (`refused-<Reason>`); two are a payload alone, which the target puts under a valid head.
+let deviceToken = String(repeating: "0123456789abcdef", count: 4)
+let bearer = "authorization: bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpc3MiOiJURUFNMTIzNDU2IiwiaWF0IjoxODAwMDAwMDAwfQ.c2ln"
+let uuid = "apns-id: 6e0c8c1a-3b4f-4d2e-9a51-0f6b2c7d8e90"
+func pushRequest(_ head: [String], _ body: String) -> Data { text(head.joined(separator: "\n") + "\n\n" + body) }
+func post(_ headers: [String], path: String = "/3/device/\(deviceToken)", method: String = "POST") -> [String] {
+    ["\(method) \(path)"] + headers
+}
+let alertHeaders = [bearer, "apns-topic: com.example.messenger", "apns-push-type: alert", uuid]
+let alertBody = #"{"aps":{"alert":{"title":"Ada","body":"Lunch?"},"badge":3,"sound":"default","thread-id":"t1"}}"#
+let background = #"{"aps":{"content-available":1},"message":"m-42"}"#
+try write("push-request", [
+    ("alert", pushRequest(post(alertHeaders), alertBody)),
+    ("alert-uppercase-token-no-id",
+        pushRequest(post([bearer, "apns-topic: com.example.messenger"], path: "/3/device/\(deviceToken.uppercased())"), #"{"aps":{"alert":"Hi"}}"#)),
+    ("background",
+        pushRequest(post([bearer, "apns-topic: com.example.messenger", "apns-push-type: background", "apns-priority: 5", uuid]), background)),
+    ("background-inferred", pushRequest(post([bearer, "apns-topic: com.example.messenger", uuid]), background)),
+    ("voip",
+        pushRequest(
+            post([bearer, "apns-topic: com.example.phone.voip", "apns-push-type: voip", "apns-priority: 10", "apns-expiration: 0", uuid]),
+            #"{"aps":{},"caller":"Ada","handle":"+33 6 12 34 56 78"}"#)),
+    ("collapse-expiration",
+        pushRequest(
+            post(alertHeaders + ["apns-collapse-id: lunch", "apns-expiration: 1800000600", "apns-priority: 5", "x-extra: kept"]),
+            alertBody)),
+    ("every-key",
+        pushRequest(
+            post(alertHeaders),
+            #"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B","launch-image":"l.png","title-loc-key":"TK","#
+                + #""title-loc-args":["a"],"subtitle-loc-key":"SK","subtitle-loc-args":["b"],"loc-key":"K","loc-args":["c","d"]},"#
+                + #""badge":0,"sound":{"name":"alarm.caf","critical":1,"volume":0.5},"category":"MSG","mutable-content":1,"#
+                + #""interruption-level":"time-sensitive","relevance-score":0.75},"acme":{"id":7}}"#)),
+    ("body-only-alert", text(#"{"aps":{"alert":"Hi","sound":"default"}}"#)),
+    ("body-only-background", text(#"{"aps":{"content-available":1}}"#)),
+    ("refused-BadPath", pushRequest(post(alertHeaders, path: "/4/device/\(deviceToken)", method: "GET"), alertBody)),
+    ("refused-MethodNotAllowed", pushRequest(post(alertHeaders, method: "GET"), alertBody)),
+    ("refused-MissingDeviceToken", pushRequest(post(alertHeaders, path: "/3/device/"), alertBody)),
+    ("refused-BadDeviceToken", pushRequest(post(alertHeaders, path: "/3/device/\(deviceToken.dropLast())"), alertBody)),
+    ("refused-DuplicateHeaders", pushRequest(post(alertHeaders + ["apns-topic: com.example.other"]), alertBody)),
+    ("refused-MissingProviderToken",
+        pushRequest(post(["authorization: basic dXNlcg==", "apns-topic: com.example.messenger", uuid]), alertBody)),
+    ("refused-MissingTopic", pushRequest(post([bearer, uuid]), alertBody)),
+    ("refused-BadTopic", pushRequest(post([bearer, "apns-topic: com example messenger", uuid]), alertBody)),
+    ("refused-BadMessageId", pushRequest(post([bearer, "apns-topic: com.example.messenger", "apns-id: 42"]), alertBody)),
+    ("refused-InvalidPushType", pushRequest(post([bearer, "apns-topic: com.example.messenger", "apns-push-type: silent"]), alertBody)),
+    ("refused-BadPriority",
+        pushRequest(post([bearer, "apns-topic: com.example.messenger", "apns-push-type: background", "apns-priority: 10"]), background)),
+    ("refused-BadExpirationDate", pushRequest(post(alertHeaders + ["apns-expiration: 99999999999"]), alertBody)),
+    ("refused-BadCollapseId", pushRequest(post(alertHeaders + ["apns-collapse-id: " + String(repeating: "c", count: 65)]), alertBody)),
+    ("refused-PayloadEmpty", pushRequest(post(alertHeaders), "")),
+    ("refused-PayloadEmpty-no-aps", pushRequest(post(alertHeaders), #"{"alert":"Hi"}"#)),
+    ("refused-PayloadEmpty-not-json", text("{\"aps\":{\"alert\":\"Hi\"")),
+    ("refused-PayloadEmpty-badge-string", pushRequest(post(alertHeaders), #"{"aps":{"badge":"3"}}"#)),
+    ("refused-PayloadTooLarge",
+        pushRequest(post(alertHeaders), #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "a", count: 4_100) + #""}"#)),
+])

@@ -19,7 +19,8 @@ import Offstage
 /// data. An alert push (`{"aps":{"alert":"Hi"}}`) needs no code: the system shows it. A Web Push message whose body
 /// is `{"message":"m-43"}` does the same as a background push announcing `m-43`.
 ///
-/// Every event is one line on standard output, `messenger: …`.
+/// Every event is one line on standard output, `messenger: …`; each push its handler is given is announced first, as
+/// `messenger: received push <apns-id>`.
 @MainActor
 final class MessengerDelegate: ApplicationDelegate {
     func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
@@ -59,6 +60,9 @@ final class MessengerDelegate: ApplicationDelegate {
         _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable]
     ) async throws -> BackgroundFetchResult {
         let push = userInfo[RemoteNotification.apnsIDKey] as? String ?? "?"
+        // First, before anything can fail: a line per push the handler was given (one write to the app's output,
+        // which the system appends to its log), so a push handled twice shows as two lines.
+        say("received push \(push)")
         var userInfo = userInfo
         if let webPush = WebPushMessage(userInfo: userInfo) {
             // A Web Push message's body is the server's own JSON: read it as a payload's keys.

@@ -10,7 +10,8 @@ import OffstageSimulator
 ///     CrashHarness [--cycles N] [--seed S] [--keep]
 ///
 /// Local notifications are part of the mix (``NotificationLedger``): a real app adds them from inside, and the kills
-/// are aimed at the `Add` calls, at due times and at bursts.
+/// are aimed at the `Add` calls, at due times and at bursts. So are pushes (``PushLedger``): an app server sends them
+/// to the daemon's gateway for a real app, and kills land while its requests are in flight.
 ///
 /// Exit status 0 when no invariant was broken, 1 otherwise (each violation is printed with its cycle, so a run is
 /// replayed with the same seed). `--keep` leaves the working folder for inspection.
@@ -91,6 +92,11 @@ final class CrashRun {
     /// before notifications were part of the mix.
     var notificationRandom: SeededGenerator
     var notifications = NotificationLedger()
+    /// The push decisions draw from their own generator too.
+    var pushRandom: SeededGenerator
+    var pushes = PushLedger()
+    /// The app server, once the push app registered and its key was added (at the first start).
+    var pushServer: PushAppServer?
     /// Add clients running, to end them by pid if the harness is interrupted.
     var clientPids: Set<Int32> = []
     var acknowledged = AcknowledgedState()
@@ -102,6 +108,7 @@ final class CrashRun {
     init(seed: UInt64) throws {
         random = SeededGenerator(seed: seed)
         notificationRandom = SeededGenerator(seed: seed ^ 0x6E6F_7469_6669_6361)
+        pushRandom = SeededGenerator(seed: seed ^ 0x7075_7368_6573_2121)
         report.seed = seed
         let root = NSTemporaryDirectory() + "offstage-crash-\(seed)-\(getpid())"
         try? FileManager.default.removeItem(atPath: root)
@@ -111,8 +118,11 @@ final class CrashRun {
             // Repeating notifications every few seconds, so they repeat within a run; every delivery kept, so a
             // duplicate or a gap cannot hide behind the trimming of the delivered list.
             "minimumNotificationRepeatInterval": 1, "maximumDeliveredNotificationsPerApp": 10_000,
+            // Background pushes: a few wakes at once and one more a second, so some are held and coalesced and the
+            // held one is released within the run; a handler that hangs is cut off after 5 s, not 30.
+            "backgroundPushBurst": 4, "backgroundPushesPerHour": 3600, "remoteNotificationTime": 5,
         ])
-        for app in HarnessApp.all + [HarnessApp.alarm] { try makeBundle(app) }
+        for app in HarnessApp.all + [HarnessApp.alarm, HarnessApp.messenger] { try makeBundle(app) }
     }
 
     func bundlePath(_ app: HarnessApp) -> String { daemon.root + "/source/" + app.id }
@@ -144,10 +154,15 @@ final class CrashRun {
                 }
                 let recovery = try daemon.start()
                 report.recoveries.append(recovery)
-                if number == 1 { try installNotificationApp() }
+                if number == 1 {
+                    try installNotificationApp()
+                    try setUpPushes()
+                }
                 if number > 1 { try checkAfterRestart() }
                 let operations = 1 + random.index(below: 6)
                 let plan = notificationPlan()
+                let pushing = pushPlan(notificationPlan: plan)
+                if pushing == .batch { try sendPushes(killing: false) }
                 // The batch of notifications goes before one of the operations, or after them all when the kill is
                 // aimed at its Add calls.
                 let batchAt = plan.map { $0 == .midAdd ? operations : notificationRandom.index(below: operations) } ?? -1
@@ -156,11 +171,12 @@ final class CrashRun {
                     if index == batchAt { burstDue = try scheduleNotifications(burst: plan == .burst, killing: false).burstDue }
                     // Drawn as before notifications were in the mix; a kill aimed elsewhere takes the place of this one.
                     let drawn = index == operations - 1 && random.chance(0.5)
-                    let midCall = drawn && (plan == nil || plan == .ordinary)
+                    let midCall = drawn && (plan == nil || plan == .ordinary) && pushing != .killDuringAccepts
                     try perform(randomOperation(), killingMidCall: midCall)
                     if !midCall, daemon.process?.isRunning != true { violation("the daemon died by itself") }
                 }
                 if batchAt == operations { _ = try scheduleNotifications(burst: false, killing: true) }
+                if pushing == .killDuringAccepts { try sendPushes(killing: true) }
                 if plan == .atDue || plan == .burst {
                     switch killAroundDue(burstDue: plan == .burst ? burstDue : nil) {
                     case .burst: report.notifications.killsAimedAtBurst += 1
@@ -321,6 +337,9 @@ final class CrashRun {
             let wait = last + NotificationChecks.overdueGrace - Date().timeIntervalSince1970
             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
             try checkNotifications(final: true)
+            // Every push stored is finished: handled, held ones released or expired, cut-off ones recorded.
+            report.pushes.settleSeconds = try settlePushes(seconds: 20)
+            try checkPushes(final: true)
             let pids = try daemon.apps().compactMap(\.pid)
             seenPids.formUnion(pids)
             daemon.stop()

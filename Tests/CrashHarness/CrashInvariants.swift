@@ -2,7 +2,8 @@ import Foundation
 import OffstageDaemon
 import OffstageProtocol
 
-/// What must hold after every restart (SPEC §11 reliability, MAN-3, LC-4, LC-7, LC-8, SCH-10).
+/// What must hold after every restart (SPEC §11 reliability, MAN-3, LC-4, LC-7, LC-8, SCH-10; notifications and pushes
+/// have their own: NotificationInvariants.swift, PushInvariants.swift).
 ///
 /// Facts the store keeps are checked at once: every acknowledged install, uninstall and setting is as acknowledged,
 /// no app is listed twice, every request seen pending is still pending. Facts about processes are checked until they
@@ -64,6 +65,7 @@ extension CrashRun {
     func checkAfterRestart() throws {
         // First, while what fell due during the kill has just been fired (or not).
         try checkNotifications(final: false)
+        try checkPushes(final: false)
         let apps = try daemon.apps()
         let ids = apps.map(\.id)
         if Set(ids).count != ids.count { violation("an app is listed twice: \(ids)") }
@@ -152,6 +154,7 @@ struct CrashReport {
     var violations: [String] = []
     var seconds = 0.0
     var notifications = NotificationFigures()
+    var pushes = PushFigures()
 
     var summary: String {
         let sorted = recoveries.sorted()
@@ -164,6 +167,7 @@ struct CrashReport {
             recovery (spawn to first answer): p50 \(milliseconds(quantile(0.5))) ms, p99 \(milliseconds(quantile(0.99))) ms, \
             max \(milliseconds(sorted.last ?? 0)) ms; \(overTarget) of \(sorted.count) over the 500 ms target
             \(notifications.summary)
+            \(pushes.summary)
             violations: \(violations.count)\(violations.isEmpty ? "" : "\n  " + violations.joined(separator: "\n  "))
             """
     }

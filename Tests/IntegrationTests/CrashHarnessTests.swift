@@ -3,11 +3,12 @@ import Testing
 
 /// The short, seeded run of the crash harness (`Tests/CrashHarness`): fifty kill -9 of a real daemon under a mix of
 /// operations, half of them in the middle of a call, with local notifications added from inside a real app and kills
-/// aimed at their Add calls, their due times and bursts; every invariant checked after each restart. Long runs are the
-/// same program with more cycles and other seeds (see RELIABILITY.md).
-@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, LC-8, NT-1, NT-2)", .serialized)
+/// aimed at their Add calls, their due times and bursts, and pushes sent by an app server to the daemon's gateway for a
+/// real app, with kills while its requests are in flight; every invariant checked after each restart. Long runs are
+/// the same program with more cycles and other seeds (see RELIABILITY.md).
+@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, LC-8, NT-1, NT-2, NT-3..5)", .serialized)
 struct CrashHarnessTests {
-    @Test("§11: fifty kill -9 under load lose no acknowledged change or notification, fire none twice, leave nothing behind")
+    @Test("§11: fifty kill -9 under load lose no acknowledged change, notification or push, deliver none twice, leave nothing behind")
     func shortSeededRun() throws {
         let harness = Process()
         harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
@@ -25,6 +26,12 @@ struct CrashHarnessTests {
         #expect(number(before: " acknowledged (", in: text) > 0, "\(text)")
         #expect(number(after: "notifications fired: ", in: text) > 0, "\(text)")
         #expect(number(before: " in the middle of Add calls", in: text) > 0, "\(text)")
+        // Pushes too (NT-3..5): some acknowledged, some handlers called, kills with requests in flight, none lost or
+        // delivered twice.
+        #expect(text.contains("pushes lost: 0, duplicated: 0, alerts shown twice: 0, stored though refused or unknown: 0, outcome against the handler's calls: 0"), "\(text)")
+        #expect(number(before: " pushes acknowledged", in: text) > 0, "\(text)")
+        #expect(number(before: " handler calls", in: text) > 0, "\(text)")
+        #expect(number(before: " during accepts", in: text) > 0, "\(text)")
     }
 
     /// The number just before `label` in the harness's summary, or -1.

@@ -51,6 +51,15 @@ struct RequestRulesTests {
         #expect(refusal?.status == 405)
     }
 
+    @Test("The path is read in bytes: a combining mark after /3/device/ is a bad token, not another path (NT-3; fuzz regression)")
+    func pathThenCombiningMark() {
+        // "/" and U+0307 make one Character: read by characters, the path was not under /3/device/ (404 BadPath),
+        // and the method was never looked at.
+        #expect(validate(Fixture.request(path: "/3/device/\u{307}9")).failure?.reason == .badDeviceToken)
+        #expect(validate(Fixture.request(method: "GET", path: "/3/device/\u{307}9")).failure?.reason == .methodNotAllowed)
+        #expect(validate(Fixture.request(path: "/3/device\u{307}/9")).failure?.reason == .badPath)
+    }
+
     @Test("A path without a device token is refused 400 MissingDeviceToken (NT-3)", arguments: ["/3/device", "/3/device/"])
     func missingDeviceToken(path: String) {
         let refusal = validate(Fixture.request(path: path)).failure
@@ -110,6 +119,16 @@ struct RequestRulesTests {
     func bearerCase() throws {
         let push = try validate(Fixture.request(headers: headers(replacing: "authorization", with: "Bearer abc.def.ghi"))).get()
         #expect(push.providerToken == "abc.def.ghi")
+    }
+
+    @Test("The bearer scheme is read in bytes: a token that starts with a combining mark is still the token (NT-3; fuzz regression)")
+    func bearerThenCombiningMark() throws {
+        // "bearer " and U+0301 make one Character of the space and the mark: read by characters, the scheme was not
+        // found and the request refused MissingProviderToken, though "bearer " + token re-validated from it.
+        for value in ["bearer \u{301}abc", "BEARER  \u{301}abc"] {
+            let push = try validate(Fixture.request(headers: headers(replacing: "authorization", with: value))).get()
+            #expect(push.providerToken == "\u{301}abc", "\(value.unicodeScalars.map { $0.value })")
+        }
     }
 
     @Test("A request without apns-topic is refused 400 MissingTopic (NT-3)")

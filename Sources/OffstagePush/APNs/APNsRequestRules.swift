@@ -89,32 +89,38 @@ public enum APNsRequestRules {
     }
 
     /// The device token (lowercased) from a `POST /3/device/<token>`.
+    ///
+    /// Read in bytes, as HTTP/2 carries them, not in characters: a combining mark after a `/` would otherwise merge
+    /// with it into one character, and `/3/device/\u{307}…` would not be under `/3/device/`.
     private static func checkPathAndMethod(_ request: PushHTTPRequest) throws(APNsRefusal) -> String {
         let path = request.path
-        guard path.hasPrefix(pathPrefix) else {
+        let bytes = Array(path.utf8)
+        let prefix = Array(pathPrefix.utf8)
+        guard bytes.starts(with: prefix) else {
             throw APNsRefusal(.badPath, "The path \(path) is not a provider API path; send to /3/device/<device token>.")
         }
-        let rest = path.dropFirst(pathPrefix.count)
-        guard rest.isEmpty || rest.first == "/" else {
+        let rest = bytes[prefix.count...]
+        guard rest.isEmpty || rest.first == UInt8(ascii: "/") else {
             throw APNsRefusal(.badPath, "The path \(path) is not a provider API path; send to /3/device/<device token>.")
         }
-        guard request.method == "POST" else {
+        guard request.method.utf8.elementsEqual("POST".utf8) else {
             throw APNsRefusal(.methodNotAllowed, "The method \(request.method) is not allowed; send pushes with POST.")
         }
         let token = rest.dropFirst()
         guard !token.isEmpty else {
             throw APNsRefusal(.missingDeviceToken, "The path names no device token; send to /3/device/<device token>.")
         }
-        guard !token.contains("/") else {
+        guard !token.contains(UInt8(ascii: "/")) else {
             throw APNsRefusal(.badPath, "The path \(path) has segments after the device token; send to /3/device/<device token>.")
         }
-        guard isDeviceTokenShaped(token) else {
+        let text = String(decoding: token, as: UTF8.self)
+        guard token.count == 64, token.allSatisfy(\.isHexDigit) else {
             throw APNsRefusal(
                 .badDeviceToken,
-                "The device token \(token.prefix(80)) is not 64 hexadecimal digits; use the token the app registered."
+                "The device token \(text.prefix(80)) is not 64 hexadecimal digits; use the token the app registered."
             )
         }
-        return token.lowercased()
+        return text.lowercased()
     }
 
     /// The value of each header that must appear at most once.
@@ -135,14 +141,18 @@ public enum APNsRequestRules {
                 "The request has no authorization header; send authorization: bearer <provider JWT signed with your key>."
             )
         }
-        let scheme = "bearer "
-        guard authorization.utf8.count > scheme.utf8.count, authorization.prefix(scheme.count).lowercased() == scheme else {
+        // Compared and cut in bytes, not characters: the scheme is ASCII, and a value whose token starts with a
+        // combining mark ("bearer \u{301}…") would otherwise merge it with the space into one character.
+        let scheme = Array("bearer ".utf8)
+        let bytes = Array(authorization.utf8)
+        let lowercased = bytes.prefix(scheme.count).map { (65...90).contains($0) ? $0 + 32 : $0 }
+        guard bytes.count > scheme.count, lowercased == scheme else {
             throw APNsRefusal(
                 .missingProviderToken,
                 "The authorization header carries no bearer token; send authorization: bearer <provider JWT>."
             )
         }
-        let token = authorization.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
+        let token = String(decoding: bytes[scheme.count...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
         guard !token.isEmpty else {
             throw APNsRefusal(.missingProviderToken, "The authorization header's bearer token is empty; send the provider JWT.")
         }
