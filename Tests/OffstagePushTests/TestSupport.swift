@@ -4,14 +4,18 @@ import Testing
 
 @testable import OffstagePush
 
-/// The storage port as a test double: an actor recording every push it accepted.
-actor RecordingBackend: PushGatewayBackend {
+/// Both storage ports as one test double, as a host's store serves both front doors: an actor recording every push
+/// and message it accepted.
+actor RecordingBackend: PushGatewayBackend, WebPushBackend {
     enum Failure: Error { case storeUnavailable }
 
     private(set) var keys: [String: ProviderKey] = [:]
     private(set) var tokens: [String: TokenLookup] = [:]
     private(set) var accepted: [AcceptedPush] = []
     private(set) var keyLookups = 0
+    private(set) var subscriptions: [String: WebPushSubscriptionLookup] = [:]
+    private(set) var lookUps = 0
+    var lookUpFails = false
     var acceptFails = false
     var acceptAnswer: Acceptance = .stored
     var keyLookupFails = false
@@ -27,6 +31,9 @@ actor RecordingBackend: PushGatewayBackend {
     func setAcceptFails(_ fails: Bool) { acceptFails = fails }
     func setAcceptAnswer(_ answer: Acceptance) { acceptAnswer = answer }
     func setKeyLookupFails(_ fails: Bool) { keyLookupFails = fails }
+    func add(_ subscription: WebPushSubscription) { subscriptions[subscription.id] = .active(subscription) }
+    func end(_ id: String, at date: Date) { subscriptions[id] = .gone(at: date) }
+    func setLookUpFails(_ fails: Bool) { lookUpFails = fails }
     func holdAccepts() { holding = true }
 
     /// Returns once an `accept` call is held.
@@ -49,6 +56,12 @@ actor RecordingBackend: PushGatewayBackend {
 
     func lookUp(token: String) async throws -> TokenLookup {
         tokens[token] ?? .unknown
+    }
+
+    func lookUp(subscription id: String) async throws -> WebPushSubscriptionLookup {
+        lookUps += 1
+        if lookUpFails { throw Failure.storeUnavailable }
+        return subscriptions[id] ?? .unknown
     }
 
     func accept(_ push: AcceptedPush) async throws -> Acceptance {

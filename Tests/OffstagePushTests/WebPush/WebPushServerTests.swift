@@ -7,7 +7,7 @@ import Testing
 /// A gateway server with the APNs and Web Push front doors, on a loopback port, with both backends.
 struct RunningWebPushServer {
     let server: PushGatewayServer
-    let backend: WebPushRecordingBackend
+    let backend: RecordingBackend
     let apnsBackend: RecordingBackend
     let port: Int
     let certificates: TestCertificates?
@@ -18,7 +18,7 @@ func withWebPushServer(
     tls: Bool = false, configuration: WebPushGatewayConfiguration = .init(), maximumIdleTime: TimeAmount? = nil,
     _ body: (RunningWebPushServer) async throws -> Void
 ) async throws {
-    let backend = WebPushRecordingBackend()
+    let backend = RecordingBackend()
     await backend.add(WebPushFixture.deviceSubscription)
     await backend.add(WebPushFixture.openSubscription)
     let apnsBackend = RecordingBackend()
@@ -160,7 +160,7 @@ struct WebPushServerTests {
 
     @Test("Shutdown lets a message in flight over HTTP/1.1 be stored and answered 201, then closes its connection (NT-3)")
     func gracefulShutdown() async throws {
-        let backend = WebPushRecordingBackend()
+        let backend = RecordingBackend()
         await backend.add(WebPushFixture.openSubscription)
         let server = PushGatewayServer(
             configuration: .init(port: 0), router: PushRouter([WebPushRoute(gateway: WebPushGateway(backend: backend))]))

@@ -4,61 +4,6 @@ import Testing
 
 @testable import OffstagePush
 
-/// The Web Push storage port as a test double: subscriptions by id, and every message it stored.
-actor WebPushRecordingBackend: WebPushBackend {
-    enum Failure: Error { case storeUnavailable }
-
-    private(set) var subscriptions: [String: WebPushSubscriptionLookup] = [:]
-    private(set) var accepted: [AcceptedPush] = []
-    private(set) var lookUps = 0
-    var acceptFails = false
-    var lookUpFails = false
-    var acceptAnswer: Acceptance = .stored
-    /// While set, `accept` waits for `releaseAccepts()` (to hold a message in flight).
-    private var holding = false
-    private var held: [CheckedContinuation<Void, Never>] = []
-    private var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
-
-    func add(_ subscription: WebPushSubscription) { subscriptions[subscription.id] = .active(subscription) }
-    func end(_ id: String, at date: Date) { subscriptions[id] = .gone(at: date) }
-    func setAcceptFails(_ fails: Bool) { acceptFails = fails }
-    func setLookUpFails(_ fails: Bool) { lookUpFails = fails }
-    func setAcceptAnswer(_ answer: Acceptance) { acceptAnswer = answer }
-
-    func holdAccepts() { holding = true }
-
-    /// Returns once an `accept` call is held.
-    func waitForHeldAccept() async {
-        if !held.isEmpty { return }
-        await withCheckedContinuation { arrivalWaiters.append($0) }
-    }
-
-    func releaseAccepts() {
-        holding = false
-        held.forEach { $0.resume() }
-        held.removeAll()
-    }
-
-    func lookUp(subscription id: String) async throws -> WebPushSubscriptionLookup {
-        lookUps += 1
-        if lookUpFails { throw Failure.storeUnavailable }
-        return subscriptions[id] ?? .unknown
-    }
-
-    func accept(_ push: AcceptedPush) async throws -> Acceptance {
-        if holding {
-            await withCheckedContinuation { continuation in
-                held.append(continuation)
-                arrivalWaiters.forEach { $0.resume() }
-                arrivalWaiters.removeAll()
-            }
-        }
-        if acceptFails { throw Failure.storeUnavailable }
-        if case .stored = acceptAnswer { accepted.append(push) }
-        return acceptAnswer
-    }
-}
-
 /// Subscriptions, keys and requests shared by the Web Push tests.
 enum WebPushFixture {
     static let now = Fixture.now
@@ -86,8 +31,8 @@ enum WebPushFixture {
     /// A backend with the three subscriptions, and a gateway over it at ``now``.
     static func gateway(
         configuration: WebPushGatewayConfiguration = .init(), now: @escaping @Sendable () -> Date = { WebPushFixture.now }
-    ) async -> (WebPushGateway, WebPushRecordingBackend) {
-        let backend = WebPushRecordingBackend()
+    ) async -> (WebPushGateway, RecordingBackend) {
+        let backend = RecordingBackend()
         await backend.add(deviceSubscription)
         await backend.add(openSubscription)
         await backend.end(goneID, at: now() - 60)
