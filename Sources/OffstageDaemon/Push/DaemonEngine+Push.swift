@@ -37,10 +37,7 @@ extension DaemonEngine {
 
     /// The app's token, issued now when it has none (SPEC NT-3: per app, by registration from the SDK).
     func registerForPush(_ id: AppID) throws -> String {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for index in bytes.indices { bytes[index] = generator.next() }
-        let candidate = bytes.map { String(format: "%02x", $0) }.joined()
+        let candidate = Self.randomBytes(32).map { String(format: "%02x", $0) }.joined()
         let token = try store.issueToken(to: id, candidate: candidate, at: now)
         if token == candidate { pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "registered for remote notifications")) }
         return token
@@ -53,5 +50,11 @@ extension DaemonEngine {
                 pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "device token revoked: \(why)"))
             }
         }
+    }
+
+    /// `count` bytes from the system's secure generator: device tokens and subscription ids.
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in generator.next() }
     }
 }

@@ -11,11 +11,8 @@ extension DaemonEngine {
     /// `PushManager.subscribe` refuses it: the app unsubscribes first.
     func subscribeWebPush(_ id: AppID, applicationServerKey: Data?) throws -> OffstageStore.WebPushSubscriptionRow {
         let keys = WebPushUserAgentKeys.generate()
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for index in bytes.indices { bytes[index] = generator.next() }
         let candidate = OffstageStore.WebPushSubscriptionRow(
-            id: Base64URL.encode(Data(bytes)), app: id, privateKey: keys.privateKeyRaw, authSecret: keys.authSecret,
+            id: Base64URL.encode(Data(Self.randomBytes(32))), app: id, privateKey: keys.privateKeyRaw, authSecret: keys.authSecret,
             applicationServerKey: applicationServerKey, createdAt: now, endedAt: nil)
         let subscription = try store.subscribeWebPush(candidate)
         if subscription.id == candidate.id {
