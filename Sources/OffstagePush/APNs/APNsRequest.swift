@@ -83,8 +83,10 @@ public struct ValidatedPush: Sendable, Hashable {
     public var pushType: PushType
     /// The priority, from `apns-priority` or the default (10; 5 for background pushes).
     public var priority: PushPriority
-    /// When the push stops being worth delivering; nil for `apns-expiration: 0` or none (do not store).
+    /// When the push stops being worth delivering; nil for `apns-expiration: 0` or none.
     public var expiration: Date?
+    /// `apns-expiration: 0`: deliver to a connected device now, or not at all (APNs does not store it).
+    public var attemptOnce: Bool
     /// `apns-collapse-id`.
     public var collapseID: String?
     /// The whole payload, verbatim (the app's user info).

@@ -64,7 +64,8 @@ public enum APNsRequestRules {
         let apnsID = try checkID(single[APNsHeaderName.id])
         let statedType = try checkPushType(single[APNsHeaderName.pushType])
         let statedPriority = try checkPriority(single[APNsHeaderName.priority])
-        let expiration = try checkExpiration(single[APNsHeaderName.expiration])
+        let expirationHeader = single[APNsHeaderName.expiration]
+        let expiration = try checkExpiration(expirationHeader)
         let collapseID = try checkCollapseID(single[APNsHeaderName.collapseID])
         let aps = try checkPayload(request.body, statedType: statedType)
 
@@ -83,8 +84,8 @@ public enum APNsRequestRules {
         }
         return ValidatedPush(
             apnsID: apnsID, deviceToken: deviceToken, topic: topic, app: pushType.app(forTopic: topic),
-            pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID,
-            payload: request.body, aps: aps, providerToken: providerToken, receivedAt: now
+            pushType: pushType, priority: priority, expiration: expiration, attemptOnce: expirationHeader == "0",
+            collapseID: collapseID, payload: request.body, aps: aps, providerToken: providerToken, receivedAt: now
         )
     }
 

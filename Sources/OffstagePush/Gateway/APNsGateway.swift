@@ -124,7 +124,7 @@ public final class APNsGateway: Sendable {
         let accepted = AcceptedPush(
             apnsID: push.apnsID, token: push.deviceToken, app: push.app, device: device, pushType: push.pushType,
             priority: push.priority, expiration: push.expiration, collapseID: push.collapseID, payload: push.payload,
-            aps: push.aps, acceptedAt: receivedAt
+            aps: push.aps, acceptedAt: receivedAt, attemptOnce: push.attemptOnce
         )
         do {
             switch try await backend.accept(accepted) {

@@ -67,8 +67,11 @@ public struct AcceptedPush: Sendable, Hashable {
     public var pushType: PushType
     /// The priority.
     public var priority: PushPriority
-    /// When the push expires; nil for `apns-expiration: 0` or none (deliver now or never, do not store).
+    /// When the push expires; nil for `apns-expiration: 0` or none.
     public var expiration: Date?
+    /// `apns-expiration: 0` or `TTL: 0`: deliver to a connected device now, or drop it with a record; never store it
+    /// for a device that is away.
+    public var attemptOnce: Bool
     /// `apns-collapse-id`: only the newest push per collapse id is kept.
     public var collapseID: String?
     /// The payload, verbatim (the app's user info).
@@ -81,7 +84,7 @@ public struct AcceptedPush: Sendable, Hashable {
     /// Creates an accepted push.
     public init(
         apnsID: String, token: String, app: String, device: String, pushType: PushType, priority: PushPriority,
-        expiration: Date?, collapseID: String?, payload: Data, aps: APS, acceptedAt: Date
+        expiration: Date?, collapseID: String?, payload: Data, aps: APS, acceptedAt: Date, attemptOnce: Bool = false
     ) {
         self.apnsID = apnsID
         self.token = token
@@ -94,5 +97,6 @@ public struct AcceptedPush: Sendable, Hashable {
         self.payload = payload
         self.aps = aps
         self.acceptedAt = acceptedAt
+        self.attemptOnce = attemptOnce
     }
 }

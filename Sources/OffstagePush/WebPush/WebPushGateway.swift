@@ -126,7 +126,7 @@ public final class WebPushGateway: Sendable {
             pushType: .background, priority: push.urgency.priority,
             expiration: push.ttl == 0 ? nil : receivedAt.addingTimeInterval(TimeInterval(push.ttl)), collapseID: push.topic,
             payload: WebPushMessage.payload(data: data, encrypted: encrypted, topic: push.topic, urgency: push.urgency),
-            aps: APS(contentAvailable: true), acceptedAt: receivedAt)
+            aps: APS(contentAvailable: true), acceptedAt: receivedAt, attemptOnce: push.ttl == 0)
         do {
             switch try await backend.accept(accepted) {
             case .stored: return .success(accepted)
