@@ -38,6 +38,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var presentation = DesktopPresentation()
     /// The push gateway inside the daemon (SPEC NT-3); nil when it is off or not started yet.
     var pushGateway: EmbeddedPushGateway?
+    /// The link to a multi-device gateway, when the device uses one instead (SPEC NT-5, decision 0035).
+    var remotePush: RemotePushLink?
     /// What the push inbox read back at start, applied once the apps are recovered.
     var restoredPushes: (actions: [CoreAction], pending: [RemotePush]) = ([], [])
 

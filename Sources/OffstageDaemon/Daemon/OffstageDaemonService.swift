@@ -107,8 +107,15 @@ public struct OffstageDaemonService: Service {
         // The push gateway listens once the engine has read its inbox back: a push accepted now reaches a core
         // that knows what the previous daemon held (SPEC NT-5).
         let pushGateway: EmbeddedPushGateway?
+        let remotePush: RemotePushLink?
         do {
-            pushGateway = try configuration.daemon.push.enabled
+            // A device linked to a multi-device gateway takes its pushes from there and runs none of its own.
+            remotePush = try configuration.daemon.push.remote.map { remote in
+                try RemotePushLink(
+                    settings: remote, store: store, logger: logger,
+                    deliver: { push in loop.execute { engine.pushAccepted(push) } })
+            }
+            pushGateway = try configuration.daemon.push.enabled && remotePush == nil
                 ? EmbeddedPushGateway(
                     settings: configuration.daemon.push, store: store, logger: logger,
                     deliver: { push in loop.execute { engine.pushAccepted(push) } })
@@ -128,8 +135,13 @@ public struct OffstageDaemonService: Service {
             engine.accessoryPaths = accessoryPaths
             engine.location = location
             engine.pushGateway = pushGateway
+            engine.remotePush = remotePush
             engine.start()
         }.get()
+        if let remotePush {
+            remotePush.start()
+            logger.notice("taking pushes from the gateway at \(remotePush.address) as device \(remotePush.settings.device)")
+        }
         var runningGateway = pushGateway
         if let pushGateway {
             do {
@@ -162,6 +174,7 @@ public struct OffstageDaemonService: Service {
         logger.notice("stopping: ending apps")
         // No push is accepted that the daemon could no longer hand in; those in flight finish first.
         if let runningGateway { await runningGateway.shutdown() }
+        if let remotePush { await remotePush.stop() }
         try? await loop.flatSubmit { engine.shutdown() }.get()
         try? await server.close()
         handOffs.stop()

@@ -48,8 +48,18 @@ extension DaemonEngine {
         persist {
             if try store.revokeTokens(of: id, at: now) > 0 {
                 pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "device token revoked: \(why)"))
+                remotePush?.registrationsChanged()
             }
         }
+    }
+
+    /// Where app servers send this device's pushes: the remote gateway's origin, else the daemon's own gateway's;
+    /// nil when the device has neither.
+    var pushAddress: String? { remotePush?.address ?? pushGateway?.address }
+
+    /// The push resource of a Web Push subscription, at whichever gateway the device uses.
+    func webPushEndpoint(_ subscription: String) -> String? {
+        remotePush?.webPushEndpoint(subscription) ?? pushGateway?.webPushEndpoint(subscription)
     }
 
     /// `count` bytes from the system's secure generator: device tokens and subscription ids.

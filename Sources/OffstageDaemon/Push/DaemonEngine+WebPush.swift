@@ -26,6 +26,7 @@ extension DaemonEngine {
         persist {
             if try store.endWebPushSubscriptions(of: id, at: now) > 0 {
                 pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "Web Push subscription ended: \(why)"))
+                remotePush?.registrationsChanged()
             }
         }
     }
@@ -33,10 +34,10 @@ extension DaemonEngine {
 
 /// A stored subscription as the app receives it.
 extension PushInterface.WebPushSubscriptionMessage {
-    init(_ row: OffstageStore.WebPushSubscriptionRow, gateway: EmbeddedPushGateway) throws {
+    init(_ row: OffstageStore.WebPushSubscriptionRow, endpoint: String) throws {
         let keys = try WebPushUserAgentKeys(privateKeyRaw: row.privateKey, authSecret: row.authSecret)
         self.init(
-            endpoint: gateway.webPushEndpoint(row.id), p256dh: Base64URL.encode(keys.publicKey),
+            endpoint: endpoint, p256dh: Base64URL.encode(keys.publicKey),
             auth: Base64URL.encode(row.authSecret), applicationServerKey: row.applicationServerKey.map(Base64URL.encode))
     }
 }

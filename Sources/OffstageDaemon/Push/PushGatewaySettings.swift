@@ -1,8 +1,10 @@
 import Foundation
+import OffstagePush
 
-/// The push gateway inside the daemon (SPEC NT-3): whether it runs, where its provider API listens, and its TLS.
+/// The push gateway of the device (SPEC NT-3, NT-5): the one inside the daemon (whether it runs, where its provider
+/// API listens, its TLS), or a remote `offstage-push` service the daemon links to instead.
 public struct PushGatewaySettings: Hashable, Sendable, Codable {
-    /// Whether the daemon runs a gateway. Default on.
+    /// Whether the daemon runs a gateway of its own. Default on; without effect when ``remote`` is set.
     public var enabled = true
     /// Where the provider API listens, `HOST:PORT`; port 0 takes any free port (`offstage push-status` shows it).
     /// Default `127.0.0.1:0`: only this machine's app servers (and tests) reach it.
@@ -16,6 +18,9 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
     /// `https://push.example.net` or `http://host:port`. Registrations and Web Push endpoints carry it, and a VAPID
     /// token's `aud` may name it.
     public var publicURL: String?
+    /// A multi-device gateway (`offstage-push`) to take pushes from instead of running one (decision 0035): the
+    /// device registers its apps' tokens and subscriptions there and keeps a link to it. Default none.
+    public var remote: RemotePushSettings?
 
     /// The defaults.
     public init() {}
@@ -36,6 +41,7 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
         if (tlsCertificate == nil) != (tlsKey == nil) {
             problems.append("TLS needs both tlsCertificate and tlsKey; give both PEM files, or neither for h2c")
         }
+        problems += remote?.problems.map { "remote.\($0)" } ?? []
         return problems
     }
 
@@ -49,7 +55,7 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
         return "\(scheme)://\(bracketed)\(url.port.map { ":\($0)" } ?? "")"
     }
 
-    private enum CodingKeys: String, CodingKey { case enabled, listen, tlsCertificate, tlsKey, publicURL }
+    private enum CodingKeys: String, CodingKey { case enabled, listen, tlsCertificate, tlsKey, publicURL, remote }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -59,5 +65,41 @@ public struct PushGatewaySettings: Hashable, Sendable, Codable {
         tlsCertificate = try container.decodeIfPresent(String.self, forKey: .tlsCertificate)
         tlsKey = try container.decodeIfPresent(String.self, forKey: .tlsKey)
         publicURL = try container.decodeIfPresent(String.self, forKey: .publicURL)
+        remote = try container.decodeIfPresent(RemotePushSettings.self, forKey: .remote)
+    }
+}
+
+/// The multi-device gateway a device links to (decision 0035): where it is and the device's enrolment.
+public struct RemotePushSettings: Hashable, Sendable, Codable {
+    /// The gateway's origin, as app servers and the device reach it: `https://push.example.net` (TLS with ALPN h2) or
+    /// `http://host:port` (h2c, for a private network).
+    public var url: String
+    /// The name the device was enrolled under (`offstage-push devices add NAME`).
+    public var device: String
+    /// A file holding the secret `offstage-push devices add` printed (surrounding white space is ignored).
+    public var secretFile: String
+    /// A PEM file with the certificates to trust for the gateway's TLS; default the system's roots.
+    public var trustRoots: String?
+
+    /// Creates remote settings.
+    public init(url: String, device: String, secretFile: String, trustRoots: String? = nil) {
+        self.url = url
+        self.device = device
+        self.secretFile = secretFile
+        self.trustRoots = trustRoots
+    }
+
+    /// What is wrong with these settings, one sentence each with its fix.
+    public var problems: [String] {
+        var problems: [String] = []
+        let client = DeviceLinkClient.Configuration(url: url, device: device, secret: "-")
+        if client.endpoint == nil {
+            problems.append("url \(url) is not an http or https origin; give e.g. https://push.example.net, without a path")
+        }
+        if device.isEmpty || device.utf8.count > 255 || device.contains(":") {
+            problems.append("device \(device) is not a device name; give the name it was enrolled under (no colon)")
+        }
+        if secretFile.isEmpty { problems.append("secretFile is empty; give the file holding the device's secret") }
+        return problems
     }
 }

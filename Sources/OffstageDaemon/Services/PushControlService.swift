@@ -25,6 +25,7 @@ struct PushControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(PushControlInterface.AddKeyParameters.self)
                 let key = try Self.checkedKey(parameters, at: engine.now)
+                try engine.requireOwnGateway()
                 try engine.pushStoreCall(in: Self.interface) { try engine.store.addPushKey(key) }
                 engine.pushGateway?.gateway.providerKeysChanged(keyID: key.id)
                 responder.reply(PushControlInterface.AddKeyReply(key: Self.message(key)))
@@ -37,6 +38,7 @@ struct PushControlService: VarlinkInterface {
             "RemoveKey": { context, request, responder in
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(PushControlInterface.RemoveKeyParameters.self)
+                try engine.requireOwnGateway()
                 let removed = try engine.pushStoreCall(in: Self.interface) { try engine.store.removePushKey(id: parameters.id) }
                 guard removed else {
                     throw VarlinkError(
@@ -54,7 +56,7 @@ struct PushControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(PushControlInterface.TokenParameters.self)
                 let id = try engine.installedApp(parameters.app, in: Self.interface)
-                guard let gateway = engine.pushGateway else { throw engine.noPushGateway(in: Self.interface) }
+                guard let address = engine.pushAddress else { throw engine.noPushGateway(in: Self.interface) }
                 guard let token = try engine.pushStoreCall(in: Self.interface, { try engine.store.liveToken(of: id) }) else {
                     throw VarlinkError(
                         "\(Self.interface).Unavailable",
@@ -64,7 +66,7 @@ struct PushControlService: VarlinkInterface {
                                 "the app must call registerForRemoteNotifications() (open it once: `offstage open \(id)`)"),
                         ])
                 }
-                responder.reply(PushControlInterface.TokenReply(token: token, gateway: gateway.address, topic: id.rawValue))
+                responder.reply(PushControlInterface.TokenReply(token: token, gateway: address, topic: id.rawValue))
             },
         ]
     }
@@ -118,14 +120,16 @@ extension DaemonEngine {
         let apps = (app.map { [$0] } ?? core.apps.keys.sorted()).map { id in
             PushControlInterface.AppPushesMessage(
                 app: id.rawValue, token: tokens[id],
-                webPushEndpoint: pushGateway.flatMap { gateway in subscriptions[id].map(gateway.webPushEndpoint) },
+                webPushEndpoint: subscriptions[id].flatMap(webPushEndpoint),
                 held: core.pushes.held[id]?.id,
                 budget: core.pushes.budgets[id]?.wakes(at: now, limits) ?? limits.burst)
         }
         let gateway = PushControlInterface.GatewayMessage(
-            embedded: true, address: pushGateway?.address ?? "", tls: pushGateway?.settings.tlsCertificate != nil)
+            embedded: remotePush == nil, address: pushAddress ?? "",
+            tls: remotePush.map { $0.address.lowercased().hasPrefix("https:") } ?? (pushGateway?.settings.tlsCertificate != nil))
+        let connected = remotePush.map { $0.isConnected ? 1 : 0 } ?? (pushGateway == nil ? 0 : 1)
         return PushControlInterface.StatusReply(
-            gateway: gateway, connectedDevices: pushGateway == nil ? 0 : 1, stored: counts.stored, held: counts.held,
+            gateway: gateway, connectedDevices: connected, stored: counts.stored, held: counts.held,
             apps: apps, records: records.map { record in
                 PushControlInterface.RecordMessage(
                     id: record.push.id, app: record.push.app.rawValue, type: record.push.type.rawValue,
@@ -133,5 +137,18 @@ extension DaemonEngine {
                     acceptedAt: record.push.acceptedAt.secondsSinceEpoch, state: record.state, outcome: record.outcome,
                     detail: record.detail, finishedAt: record.finishedAt?.secondsSinceEpoch)
             })
+    }
+}
+
+extension DaemonEngine {
+    /// Provider keys are the daemon's to keep only with its own gateway: a remote one keeps its own.
+    func requireOwnGateway() throws(VarlinkError) {
+        guard let remotePush else { return }
+        throw VarlinkError(
+            "\(PushControlInterface.name).Unavailable",
+            parameters: [
+                "message": .string("this device takes its pushes from the gateway at \(remotePush.address), which keeps the provider keys"),
+                "fix": .string("manage keys there with `offstage-push keys`"),
+            ])
     }
 }

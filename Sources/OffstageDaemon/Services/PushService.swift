@@ -15,17 +15,17 @@ struct PushService: VarlinkInterface {
         [
             "Register": { context, _, responder in
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)
-                guard let gateway = engine.pushGateway else { throw engine.noPushGateway(in: PushInterface.name) }
+                guard let address = engine.pushAddress else { throw engine.noPushGateway(in: PushInterface.name) }
                 let token = try engine.pushStoreCall(in: PushInterface.name) { try engine.registerForPush(id) }
                 engine.flushLog()
-                responder.reply(
-                    PushInterface.RegisterReply(
-                        registration: .init(token: token, gateway: gateway.address, topic: id.rawValue)))
+                engine.afterRemoteRegistration(responder) {
+                    PushInterface.RegisterReply(registration: .init(token: token, gateway: address, topic: id.rawValue))
+                }
             },
             "SubscribeWebPush": { context, request, responder in
                 let parameters = try request.decodeParameters(PushInterface.SubscribeWebPushParameters.self)
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)
-                guard let gateway = engine.pushGateway else { throw engine.noPushGateway(in: PushInterface.name) }
+                guard engine.pushAddress != nil else { throw engine.noPushGateway(in: PushInterface.name) }
                 let key = try parameters.applicationServerKey.map { text throws(VarlinkError) in
                     guard let key = Base64URL.decode(text), VAPIDCredentials.isPublicKey(key) else {
                         throw CoreError(
@@ -48,9 +48,9 @@ struct PushService: VarlinkInterface {
                     ).varlink(in: PushInterface.name)
                 }
                 let message = try engine.pushStoreCall(in: PushInterface.name) {
-                    try PushInterface.WebPushSubscriptionMessage(subscription, gateway: gateway)
+                    try PushInterface.WebPushSubscriptionMessage(subscription, endpoint: engine.webPushEndpoint(subscription.id) ?? "")
                 }
-                responder.reply(PushInterface.SubscribeWebPushReply(subscription: message))
+                engine.afterRemoteRegistration(responder) { PushInterface.SubscribeWebPushReply(subscription: message) }
             },
             "UnsubscribeWebPush": { context, _, responder in
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)
@@ -88,13 +88,42 @@ struct PushService: VarlinkInterface {
 }
 
 extension DaemonEngine {
+    /// Answers a registration with `reply`: at once with the daemon's own gateway; with a remote one, once the
+    /// gateway has the registration, so an app server using the token at once is not refused (decision 0035). When
+    /// the gateway cannot be reached the call fails and the app registers again later, as iOS reports a failed
+    /// registration; the token stays the app's and reaches the gateway with the next connection.
+    func afterRemoteRegistration<Reply: Encodable & Sendable>(_ responder: VarlinkResponder, _ reply: @escaping @Sendable () -> Reply) {
+        guard let link = remotePush else {
+            responder.reply(reply())
+            return
+        }
+        let loop = eventLoop
+        Task {
+            do {
+                try await link.registerNow()
+                loop.execute { responder.reply(reply()) }
+            } catch {
+                loop.execute {
+                    responder.fail(
+                        VarlinkError(
+                            "\(PushInterface.name).Unavailable",
+                            parameters: [
+                                "message": .string("the push gateway did not take the registration: \(error)"),
+                                "fix": .string("register again later; the device reconnects to \(link.address) by itself"),
+                            ]))
+                }
+            }
+        }
+    }
+
     /// The daemon runs without a gateway.
     func noPushGateway(in interface: String) -> VarlinkError {
         VarlinkError(
             "\(interface).Unavailable",
             parameters: [
                 "message": .string("this daemon runs without a push gateway"),
-                "fix": .string("start offstaged with the push gateway on (the setting push.enabled, on by default)"),
+                "fix": .string(
+                    "start offstaged with the push gateway on (the setting push.enabled, on by default) or linked to one (push.remote)"),
             ])
     }
 
