@@ -171,7 +171,11 @@ let package = Package(
         // The PostgreSQL gateway against a real PostgreSQL the tests start, and the real `offstage-push`.
         .testTarget(
             name: "OffstagePushServiceTests",
-            dependencies: ["OffstagePushService", "OffstagePush", "offstage-push", "TestProcesses"],
+            dependencies: [
+                "OffstagePushService", "OffstagePush", "offstage-push", "TestProcesses",
+                // PostgresNIO: a test holds a row lock as another node's pull would.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),

@@ -77,6 +77,8 @@ extension PostgresPushStore: DeviceLinkBackend {
             let left = deadline - ContinuousClock.now
             if !batch.isEmpty || left <= .zero || isClosing || Task.isCancelled { return batch }
             await waiters.wait(ticket, timeout: left)
+            // A node shutting down answers now, and touches the device's link no more.
+            if isClosing { return [] }
         }
     }
 
