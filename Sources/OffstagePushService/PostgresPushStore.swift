@@ -165,7 +165,9 @@ public final class PostgresPushStore: Sendable {
             do {
                 try await pruneRecords()
             } catch {
-                logger.warning("old records not deleted", metadata: ["error": "\(PushStoreError.explain(error))"])
+                if !Task.isCancelled {
+                    logger.warning("old records not deleted", metadata: ["error": "\(PushStoreError.explain(error))"])
+                }
             }
             try? await Task.sleep(for: .seconds(3600))
         }

@@ -40,9 +40,7 @@ struct MultiNodeTests {
             let second = S.push(to: token, device: "phone", body: "two")
             for push in [first, second] { #expect(try await store.accept(push) == .stored) }
             // Another node's pull, in the middle of its claim: it holds the first row.
-            let other = try await PostgresConnection.connect(
-                configuration: .init(host: database.host, port: database.port, username: database.user, password: nil, database: database.database, tls: .disable),
-                id: 1, logger: S.logger)
+            let other = try await S.connection(database)
             do {
                 try await other.query("BEGIN", logger: S.logger)
                 let held = try await other.query(
@@ -60,6 +58,43 @@ struct MultiNodeTests {
             // Released and not acknowledged: both are sent.
             let again = try await store.pull(device: "phone", acknowledging: [], wait: .zero)
             #expect(again.map(\.apnsID) == [first.apnsID, second.apnsID])
+        }
+    }
+
+    @Test("a node whose LISTEN connection was dropped listens again, and its pulls are woken again (NT-5)")
+    func listenerReconnects() async throws {
+        let database = try S.database()
+        try await S.withStore(database) { store in
+            let (_, token) = try await S.enroll("phone", in: database, store: store)
+            let admin = try await S.connection(database)
+            do {
+                let listeners = """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                    """
+                let before = try await admin.query(PostgresQuery(unsafeSQL: listeners), logger: S.logger).collect().map { try $0.decode(Int32.self) }
+                #expect(before.count == 1)
+                try await admin.query(
+                    PostgresQuery(unsafeSQL: "SELECT pg_terminate_backend(pid) FROM (\(listeners)) AS l"), logger: S.logger)
+                // A new LISTEN connection, from another backend.
+                #expect(
+                    try await S.eventually {
+                        let now = try await admin.query(PostgresQuery(unsafeSQL: listeners), logger: S.logger).collect()
+                            .map { try $0.decode(Int32.self) }
+                        return now.count == 1 && now != before && store.isListening
+                    })
+            } catch {
+                try? await admin.close()
+                throw error
+            }
+            try await admin.close()
+            let started = ContinuousClock.now
+            let pull = Task { try await store.pull(device: "phone", acknowledging: [], wait: .seconds(10)) }
+            #expect(await S.eventually { store.waitingPullCount == 1 })
+            let push = S.push(to: token, device: "phone")
+            #expect(try await store.accept(push) == .stored)
+            #expect(try await pull.value.map(\.apnsID) == [push.apnsID])
+            #expect(ContinuousClock.now - started < .seconds(5))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OffstagePush
 import OffstagePushService
+import PostgresNIO
 import Testing
 import TestProcesses
 
@@ -91,6 +92,14 @@ enum PostgresSuite {
             apnsID: id, token: token, app: app, device: device, pushType: .alert, priority: .immediate,
             expiration: expiration, collapseID: collapseID, payload: payload,
             aps: APS(alert: APSAlert(body: body)), acceptedAt: Date(), attemptOnce: attemptOnce)
+    }
+
+    /// A connection of its own to `database` (for what a test does beside the store).
+    static func connection(_ database: PushDatabase) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(
+            configuration: .init(
+                host: database.host, port: database.port, username: database.user, password: nil, database: database.database, tls: .disable),
+            id: 1, logger: logger)
     }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes; whether it held.
