@@ -29,6 +29,9 @@ let package = Package(
         .library(name: "COffstageSystem", targets: ["COffstageSystem"]),
         // The push gateway and its provider client, for the benchmarks package (its push benchmarks send as an app server).
         .library(name: "OffstagePush", targets: ["OffstagePush"]),
+        // The multi-device push gateway on PostgreSQL, and its program (SPEC NT-5).
+        .library(name: "OffstagePushService", targets: ["OffstagePushService"]),
+        .executable(name: "offstage-push", targets: ["offstage-push"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -48,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        // The multi-device gateway's store: PostgreSQL, pooled, with LISTEN/NOTIFY (OffstagePushService only).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The pure core: no I/O, no clock.
@@ -68,6 +73,30 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The multi-device push gateway (SPEC NT-5): the ports of OffstagePush on PostgreSQL for many devices and nodes,
+        // and the node that serves them.
+        .target(
+            name: "OffstagePushService",
+            dependencies: [
+                "OffstagePush",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "offstage-push",
+            dependencies: [
+                "OffstagePushService", "OffstagePush",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -136,6 +165,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strict
+        ),
+        // The PostgreSQL gateway against a real PostgreSQL the tests start, and the real `offstage-push`.
+        .testTarget(
+            name: "OffstagePushServiceTests",
+            dependencies: [
+                "OffstagePushService", "OffstagePush", "offstage-push", "TestProcesses",
+                // PostgresNIO: a test holds a row lock as another node's pull would.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict
         ),

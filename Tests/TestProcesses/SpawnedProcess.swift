@@ -20,6 +20,7 @@ public final class SpawnedProcess: @unchecked Sendable {  // `exited` is only to
     public let pid: pid_t
     private let lock = NSLock()
     private var exited = false
+    private var status: Int32 = 0
 
     /// Starts `path` with `arguments`, standard input from /dev/null, standard output to `output` and standard error to
     /// `errors` (the same file when nil), both appended to or, with `truncate`, emptied first.
@@ -62,7 +63,6 @@ public final class SpawnedProcess: @unchecked Sendable {  // `exited` is only to
     public var isRunning: Bool {
         lock.withLock {
             if exited { return false }
-            var status: Int32 = 0
             exited = waitpid(pid, &status, WNOHANG) != 0
             return !exited
         }
@@ -72,10 +72,15 @@ public final class SpawnedProcess: @unchecked Sendable {  // `exited` is only to
     public func wait() {
         lock.withLock {
             guard !exited else { return }
-            var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
             exited = true
         }
+    }
+
+    /// Waits until the child has exited; its exit code, or 128 + the signal that ended it.
+    public func exitCode() -> Int32 {
+        wait()
+        return lock.withLock { (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f) }
     }
 
     /// SIGTERM, up to `grace` seconds to exit, then SIGKILL; reaps the child.
