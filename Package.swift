@@ -204,7 +204,10 @@ let package = Package(
         // Real daemon, real app processes, the real CLI: these tests run the built binaries.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OffstageProtocol", "OffstageDaemon", "offstaged", "offstage", "CrashHarness", "TestProcesses"]
+            dependencies: [
+                "OffstageProtocol", "OffstageDaemon", "OffstagePush", "offstaged", "offstage", "offstage-push", "CrashHarness",
+                "TestProcesses",
+            ]
                 + (exampleApps + ["PhoneServer", "ScannerDevice"]).map { .target(name: $0) },
             swiftSettings: strict
         ),

@@ -37,9 +37,9 @@ final class MessengerDelegate: ApplicationDelegate {
         let folder = URL(fileURLWithPath: DurableStore.standard.path).deletingLastPathComponent()
         do {
             let registration = try await application.registerForRemoteNotifications()
-            say("registered token=\(registration.token) gateway=\(registration.gateway.absoluteString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try Data((registration.token + "\n").utf8).write(to: folder.appendingPathComponent("push-token"), options: .atomic)
+            say("registered token=\(registration.token) gateway=\(registration.gateway.absoluteString)")
         } catch {
             say("could not register for remote notifications: \(error)")  // the code, what was wrong, the fix
         }
@@ -47,9 +47,10 @@ final class MessengerDelegate: ApplicationDelegate {
             let key = (try? String(contentsOf: folder.appendingPathComponent("vapid-public-key"), encoding: .utf8))
                 .flatMap { base64URL($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             let subscription = try await application.registerForWebPush(applicationServerKey: key)
-            say("subscribed to Web Push endpoint=\(subscription.endpoint.absoluteString)")
+            // The file first: whoever reads the line finds the subscription written.
             try Data(subscription.json.utf8).write(
                 to: folder.appendingPathComponent("webpush-subscription.json"), options: .atomic)
+            say("subscribed to Web Push endpoint=\(subscription.endpoint.absoluteString)")
         } catch {
             say("could not subscribe to Web Push: \(error)")
         }

@@ -23,7 +23,8 @@ extension PostgresPushStore: DeviceLinkBackend {
     }
 
     /// Upserts the device's tokens and subscriptions in one transaction. A token or subscription id that belongs
-    /// to another device throws ``DeviceLinkError`` and changes nothing.
+    /// to another device throws ``DeviceLinkError`` and changes nothing. An ending is for good: a registration that
+    /// still lists a revoked token as live (a device's older snapshot arriving late) leaves it revoked.
     public func register(_ registrations: DeviceRegistrations, device: String) async throws {
         try await transaction { connection in
             for token in registrations.tokens {
@@ -32,7 +33,8 @@ extension PostgresPushStore: DeviceLinkBackend {
                     """
                     INSERT INTO device_token (token, device, app, revoked_at) VALUES
                         (\(token.token), \(device), \(token.app), \(revokedAt))
-                    ON CONFLICT (token) DO UPDATE SET app = EXCLUDED.app, revoked_at = EXCLUDED.revoked_at
+                    ON CONFLICT (token) DO UPDATE SET app = EXCLUDED.app,
+                        revoked_at = COALESCE(device_token.revoked_at, EXCLUDED.revoked_at)
                     WHERE device_token.device = EXCLUDED.device RETURNING token
                     """, logger: self.logger
                 ).collect()
@@ -49,7 +51,8 @@ extension PostgresPushStore: DeviceLinkBackend {
                     INSERT INTO webpush_subscription (id, device, app, application_server_key, ended_at) VALUES
                         (\(subscription.id), \(device), \(subscription.app), \(key), \(endedAt))
                     ON CONFLICT (id) DO UPDATE SET app = EXCLUDED.app,
-                        application_server_key = EXCLUDED.application_server_key, ended_at = EXCLUDED.ended_at
+                        application_server_key = EXCLUDED.application_server_key,
+                        ended_at = COALESCE(webpush_subscription.ended_at, EXCLUDED.ended_at)
                     WHERE webpush_subscription.device = EXCLUDED.device RETURNING id
                     """, logger: self.logger
                 ).collect()

@@ -26,10 +26,17 @@ struct PushClientInteropTests {
         guard result.status == 0 else { throw HarnessError("openssl failed: \(result.output)") }
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `executable` to its end with `environment` added to the test's; returns its status and its output and
+    /// errors together.
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -36,10 +36,11 @@ struct PushIntegrationTests {
         return token
     }
 
-    static func status(_ daemon: DaemonHarness, _ app: String? = nil) throws -> PushControlInterface.StatusReply {
+    static func status(_ daemon: DaemonHarness, _ app: String? = nil, limit: Int? = nil) throws -> PushControlInterface.StatusReply {
         try JSONDecoder().decode(
             PushControlInterface.StatusReply.self,
-            from: Data(try daemon.ok(["--json", "push-status"] + (app.map { [$0] } ?? [])).utf8))
+            from: Data(
+                try daemon.ok(["--json", "push-status"] + (app.map { [$0] } ?? []) + (limit.map { ["--limit", String($0)] } ?? [])).utf8))
     }
 
     /// Sends a push with the CLI; returns its apns-id.

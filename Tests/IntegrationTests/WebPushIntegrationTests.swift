@@ -30,11 +30,14 @@ struct WebPushIntegrationTests {
     }
 
     /// Sends `data` with pywebpush to the subscription in `subscription` (a PushSubscription's JSON file).
+    /// `trustRoots`: a PEM file of certificates requests trusts, for an endpoint behind a test CA.
     static func send(
-        _ subscription: String, key: String, _ data: String, ttl: Int = 60, urgency: String = "", topic: String = ""
+        _ subscription: String, key: String, _ data: String, ttl: Int = 60, urgency: String = "", topic: String = "",
+        trustRoots: String? = nil
     ) throws -> Sent {
         let result = try PushClientInteropTests.run(
-            "/usr/bin/env", ["python3", script, "send", subscription, key, data, String(ttl), urgency, topic])
+            "/usr/bin/env", ["python3", script, "send", subscription, key, data, String(ttl), urgency, topic],
+            environment: trustRoots.map { ["REQUESTS_CA_BUNDLE": $0] } ?? [:])
         let line = result.output.split(separator: "\n").last.map(String.init) ?? ""
         guard result.status == 0, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let status = object["status"] as? Int
@@ -46,7 +49,9 @@ struct WebPushIntegrationTests {
 
     /// Installs the messenger with the server's VAPID key in its data folder, opens it until it has subscribed, and
     /// returns the path of a copy of the subscription's JSON it wrote (the server's copy: it outlives the app).
-    static func installAndSubscribe(_ daemon: DaemonHarness, vapidPublicKey: String) throws -> String {
+    static func installAndSubscribe(
+        _ daemon: DaemonHarness, vapidPublicKey: String, endpointPrefix: String = "http://127.0.0.1:"
+    ) throws -> String {
         try daemon.install("Messenger", id: messenger, ["UIBackgroundModes": ["remote-notification"]])
         let folder = daemon.stateDirectory + "/data/" + messenger
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -59,7 +64,7 @@ struct WebPushIntegrationTests {
         try FileManager.default.copyItem(atPath: folder + "/webpush-subscription.json", toPath: path)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         let endpoint = try #require(json?["endpoint"] as? String)
-        #expect(endpoint.hasPrefix("http://127.0.0.1:") && endpoint.contains("/push/"), "\(endpoint)")
+        #expect(endpoint.hasPrefix(endpointPrefix) && endpoint.contains("/push/"), "\(endpoint)")
         let keys = try #require(json?["keys"] as? [String: String])
         #expect(keys["p256dh"]?.count == 87 && keys["auth"]?.count == 22, "65 and 16 bytes in base64url: \(keys)")
         #expect(try PushIntegrationTests.status(daemon, messenger).apps.first?.webPushEndpoint == endpoint)

@@ -113,7 +113,7 @@ struct StoreAndForwardTests {
         }
     }
 
-    @Test("a push to a token revoked since its lookup is refused Unregistered with the revocation time (NT-3)")
+    @Test("a push to a token revoked since its lookup is refused Unregistered with the revocation time, and a revocation is for good (NT-3)")
     func revokedTokenIsUnregistered() async throws {
         let database = try S.database()
         try await S.withStore(database) { store in
@@ -131,6 +131,21 @@ struct StoreAndForwardTests {
             }
             #expect(refusal.reason == .unregistered && refusal.timestamp == revokedAt)
             #expect(try await store.pull(device: "phone", acknowledging: [], wait: .zero).isEmpty)
+            // An older registration listing the token as live, arriving late, leaves it revoked; so for a subscription.
+            try await store.register(DeviceRegistrations(tokens: [.init(token: token, app: "com.example.news")]), device: "phone")
+            #expect(try await store.lookUp(token: token) == .revoked(at: revokedAt))
+            let subscription = "ZW5kcy1mb3ItZ29vZA"
+            try await store.register(
+                DeviceRegistrations(subscriptions: [
+                    .init(id: subscription, app: "com.example.news", endedAtMillis: LinkedPush.millis(revokedAt))
+                ]), device: "phone")
+            try await store.register(
+                DeviceRegistrations(subscriptions: [.init(id: subscription, app: "com.example.news")]), device: "phone")
+            guard case .gone(let endedAt) = try await store.lookUp(subscription: subscription) else {
+                Issue.record("an ended subscription came back")
+                return
+            }
+            #expect(endedAt == revokedAt)
             #expect(try await store.lookUp(token: S.newToken()) == .unknown)
         }
     }

@@ -80,22 +80,30 @@ public struct RemotePushSettings: Hashable, Sendable, Codable {
     public var secretFile: String
     /// A PEM file with the certificates to trust for the gateway's TLS; default the system's roots.
     public var trustRoots: String?
+    /// The origins of the gateway's nodes the device connects to, tried in turn when one cannot be reached; default
+    /// ``url`` alone (a load balancer, or a name with several addresses, behind it).
+    public var nodes: [String]?
 
     /// Creates remote settings.
-    public init(url: String, device: String, secretFile: String, trustRoots: String? = nil) {
+    public init(url: String, device: String, secretFile: String, trustRoots: String? = nil, nodes: [String]? = nil) {
         self.url = url
         self.device = device
         self.secretFile = secretFile
         self.trustRoots = trustRoots
+        self.nodes = nodes
     }
+
+    /// The origins the device connects to, in the order it tries them.
+    public var linkOrigins: [String] { nodes ?? [url] }
 
     /// What is wrong with these settings, one sentence each with its fix.
     public var problems: [String] {
         var problems: [String] = []
-        let client = DeviceLinkClient.Configuration(url: url, device: device, secret: "-")
-        if client.endpoint == nil {
-            problems.append("url \(url) is not an http or https origin; give e.g. https://push.example.net, without a path")
+        for (name, origin) in [("url", url)] + (nodes ?? []).map({ ("nodes", $0) })
+        where DeviceLinkClient.Configuration(url: origin, device: device, secret: "-").endpoint == nil {
+            problems.append("\(name) \(origin) is not an http or https origin; give e.g. https://push.example.net, without a path")
         }
+        if nodes?.isEmpty == true { problems.append("nodes is empty; give at least one node's origin, or leave it out to use url") }
         if device.isEmpty || device.utf8.count > 255 || device.contains(":") {
             problems.append("device \(device) is not a device name; give the name it was enrolled under (no colon)")
         }

@@ -19,7 +19,8 @@ final class RemotePushLink: Sendable {
     static let backoff: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(30))
 
     let settings: RemotePushSettings
-    private let configuration: DeviceLinkClient.Configuration
+    /// One configuration per node, tried in turn.
+    private let configurations: [DeviceLinkClient.Configuration]
     private let store: OffstageStore
     private let deliver: @Sendable (RemotePush) -> Void
     private let logger: Logger
@@ -33,6 +34,9 @@ final class RemotePushLink: Sendable {
         var stopped = false
         var lastError: String?
         var received = 0
+        /// A registration is being sent for a change; `changed` says another change came meanwhile.
+        var registering = false
+        var changed = false
     }
 
     /// A link for `settings`; reads the secret file now (throws naming it when it cannot), connects on ``start()``.
@@ -55,8 +59,9 @@ final class RemotePushLink: Sendable {
             trustRoots = String(decoding: pem, as: UTF8.self)
         }
         self.settings = settings
-        self.configuration = DeviceLinkClient.Configuration(
-            url: settings.url, device: settings.device, secret: secret, trustRootsPEM: trustRoots)
+        self.configurations = settings.linkOrigins.map { origin in
+            DeviceLinkClient.Configuration(url: origin, device: settings.device, secret: secret, trustRootsPEM: trustRoots)
+        }
         self.store = store
         self.logger = logger
         self.deliver = deliver
@@ -111,21 +116,38 @@ final class RemotePushLink: Sendable {
     /// Something to register changed (a token revoked, a subscription ended): sent now when connected, else on the
     /// next connection.
     func registrationsChanged() {
+        let start = state.withLock { state in
+            state.changed = true
+            defer { state.registering = true }
+            return !state.registering
+        }
+        guard start else { return }
+        // One sender at a time, each sending what the store holds when it starts: changes that come together (an
+        // uninstall revokes the token and ends the subscription) go in one registration.
         Task {
-            do {
-                try await registerNow()
-            } catch {
-                logger.info("push registrations not sent yet: \(error); sent on the next connection")
+            while state.withLock({ state in
+                defer { state.changed = false }
+                state.registering = state.changed
+                return state.changed
+            }) {
+                do {
+                    try await registerNow()
+                } catch {
+                    logger.info("push registrations not sent yet: \(error); sent on the next connection")
+                }
             }
         }
     }
 
     private var stopped: Bool { state.withLock { $0.stopped } || Task.isCancelled }
 
-    /// Connects, registers and pulls until stopped, waiting longer after each failure in a row.
+    /// Connects, registers and pulls until stopped, waiting longer after each failure in a row. After a failure the
+    /// next node is tried; a wait follows each round through all of them.
     private func keep() async {
         var wait = Self.backoff.first
+        var node = 0
         while !stopped {
+            let configuration = configurations[node % configurations.count]
             do {
                 let client = try await DeviceLinkClient.connect(configuration, eventLoopGroup: eventLoopGroup)
                 let keep = state.withLock { state in
@@ -139,7 +161,7 @@ final class RemotePushLink: Sendable {
                 }
                 try await client.register(store.deviceRegistrations())
                 state.withLock { $0.lastError = nil }
-                logger.notice("push link to \(address) up as device \(settings.device)")
+                logger.notice("push link to \(configuration.url) up as device \(settings.device)")
                 wait = Self.backoff.first
                 try await pullLoop(client)
             } catch {
@@ -150,7 +172,12 @@ final class RemotePushLink: Sendable {
                     return state.client
                 }
                 await client?.close()
-                logger.warning("push link to \(address) down: \(error); trying again in \(wait)")
+                node += 1
+                guard node % configurations.count == 0 else {
+                    logger.warning("push link to \(configuration.url) down: \(error); trying the next node")
+                    continue
+                }
+                logger.warning("push link to \(configuration.url) down: \(error); trying again in \(wait)")
                 try? await Task.sleep(for: Self.jittered(wait))
                 wait = min(wait * 2, Self.backoff.longest)
             }

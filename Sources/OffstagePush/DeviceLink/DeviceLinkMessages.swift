@@ -93,7 +93,8 @@ public struct DeviceLinkBatch: Codable, Sendable, Hashable {
 
 /// `PUT /device/v1/registrations`: the device's device tokens and Web Push subscriptions, live and ended, so the
 /// gateway routes pushes to it and answers `Unregistered` or 410 for what ended. Sent whole on every connection and
-/// again for each change; registering is an upsert, and what the device does not list is left as it was.
+/// again for each change; registering is an upsert, and what the device does not list is left as it was. An ending is
+/// for good: a later registration listing the token as live does not bring it back (a device issues a new token).
 public struct DeviceRegistrations: Codable, Sendable, Hashable {
     /// A device token of one app.
     public struct Token: Codable, Sendable, Hashable {

@@ -52,6 +52,24 @@ struct RemotePushLinkTests {
         func store(_ push: LinkedPush) { state.withLock { $0.stored.append(push) } }
     }
 
+    /// A second node over the same gateway store that refuses every device until opened.
+    final class ClosedNode: DeviceLinkBackend {
+        let gateway: GatewayStore
+        let open = Mutex(false)
+        init(_ gateway: GatewayStore) { self.gateway = gateway }
+
+        func authenticate(device: String, secret: String) async throws -> Bool {
+            guard open.withLock({ $0 }) else { return false }
+            return try await gateway.authenticate(device: device, secret: secret)
+        }
+        func register(_ registrations: DeviceRegistrations, device: String) async throws {
+            try await gateway.register(registrations, device: device)
+        }
+        func pull(device: String, acknowledging acks: [String], wait: Duration) async throws -> [LinkedPush] {
+            try await gateway.pull(device: device, acknowledging: acks, wait: wait)
+        }
+    }
+
     /// The pushes handed to the engine, each checked to be in the inbox already.
     final class HandedIn: Sendable {
         let pushes = Mutex<[RemotePush]>([])
@@ -60,12 +78,15 @@ struct RemotePushLinkTests {
     struct Fixture {
         let store: OffstageStore
         let gateway: GatewayStore
+        /// The second node the link tries, closed until a test opens it.
+        let second: ClosedNode
         let link: RemotePushLink
         let handedIn: HandedIn
         let folder: String
     }
 
-    /// A device store, a gateway on a free loopback port and a link to it; the link is started by `body` when wanted.
+    /// A device store, a gateway of two nodes on free loopback ports (the second closed) and a link to them, first
+    /// node first; the link is started by `body` when wanted.
     func withLink(secret: String = secret, _ body: (Fixture, PushGatewayServer) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-link-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -75,26 +96,35 @@ struct RemotePushLinkTests {
         let server = PushGatewayServer(configuration: .init(host: "127.0.0.1", port: 0), router: PushRouter([DeviceLinkRoute(backend: gateway)]))
         try await server.start()
         let port = try #require(server.port)
+        let second = ClosedNode(gateway)
+        let secondServer = PushGatewayServer(
+            configuration: .init(host: "127.0.0.1", port: 0), router: PushRouter([DeviceLinkRoute(backend: second)]))
+        try await secondServer.start()
+        let secondPort = try #require(secondServer.port)
         try Data(secret.utf8).write(to: URL(fileURLWithPath: folder + "/secret"))
         let handedIn = HandedIn()
         let link = try RemotePushLink(
-            settings: RemotePushSettings(url: "http://127.0.0.1:\(port)", device: Self.device, secretFile: folder + "/secret"),
+            settings: RemotePushSettings(
+                url: "http://127.0.0.1:\(port)", device: Self.device, secretFile: folder + "/secret",
+                nodes: ["http://127.0.0.1:\(port)", "http://127.0.0.1:\(secondPort)"]),
             store: store, logger: Logger(label: "test"),
             deliver: { push in
                 let stored = (try? store.loadPushInbox().accepted.contains { $0.id == push.id }) ?? false
                 precondition(stored, "handed in before it was stored")
                 handedIn.pushes.withLock { $0.append(push) }
             })
-        let fixture = Fixture(store: store, gateway: gateway, link: link, handedIn: handedIn, folder: folder)
+        let fixture = Fixture(store: store, gateway: gateway, second: second, link: link, handedIn: handedIn, folder: folder)
         do {
             try await body(fixture, server)
         } catch {
             await link.stop()
             await server.shutdown()
+            await secondServer.shutdown()
             throw error
         }
         await link.stop()
         await server.shutdown()
+        await secondServer.shutdown()
     }
 
     static func linked(_ delivery: String, id: String, collapseID: String? = nil) -> LinkedPush {
@@ -168,12 +198,11 @@ struct RemotePushLinkTests {
         }
     }
 
-    @Test("NT-5: when the gateway goes away the link comes back by itself, and takes what was stored meanwhile")
+    @Test("NT-5: when its node goes away the link tries the next, waits longer after each round, and takes what was stored meanwhile once a node lets it in")
     func reconnects() async throws {
         try await withLink { fixture, server in
             fixture.link.start()
             #expect(await Self.eventually { fixture.link.isConnected })
-            let port = try #require(server.port)
             await server.shutdown()
             #expect(await Self.eventually { !fixture.link.isConnected })
             do {
@@ -182,14 +211,13 @@ struct RemotePushLinkTests {
             } catch {
                 #expect("\(error)".contains("not reachable"), "\(error)")
             }
+            // The second node refuses the device for now: the link goes round both, backing off.
+            #expect(await Self.eventually { fixture.link.lastError?.contains("401") ?? false })
             fixture.gateway.store(Self.linked("3", id: "7c1e2a4b-3d5f-4a6b-8c7d-9e0f1a2b3c4d"))
-            let again = PushGatewayServer(
-                configuration: .init(host: "127.0.0.1", port: port), router: PushRouter([DeviceLinkRoute(backend: fixture.gateway)]))
-            try await again.start()
+            fixture.second.open.withLock { $0 = true }
             #expect(await Self.eventually { fixture.handedIn.pushes.withLock { $0.count } == 1 })
             #expect(await Self.eventually { fixture.gateway.state.withLock { $0.acks.contains("3") } })
-            await fixture.link.stop()
-            await again.shutdown()
+            #expect(fixture.link.isConnected)
         }
     }
 
