@@ -24,7 +24,7 @@ struct RequestRulesTests {
         #expect(push.app == Fixture.app)
         #expect(push.pushType == .alert)
         #expect(push.priority == .immediate)
-        #expect(push.expiration == nil)
+        #expect(push.expiration == nil && !push.attemptOnce, "no apns-expiration: stored with no expiry")
         #expect(push.collapseID == nil)
         #expect(push.payload == Fixture.alertPayload)
         #expect(push.aps.alert == APSAlert(body: "Hello"))
@@ -259,9 +259,10 @@ struct RequestRulesTests {
 
     @Test("apns-expiration 0 means do not store; a time is kept as a date (NT-3, NT-5)")
     func expiration() throws {
-        #expect(try validate(Fixture.request(headers: headers(replacing: "apns-expiration", with: "0"))).get().expiration == nil)
+        let once = try validate(Fixture.request(headers: headers(replacing: "apns-expiration", with: "0"))).get()
+        #expect(once.expiration == nil && once.attemptOnce)
         let push = try validate(Fixture.request(headers: headers(replacing: "apns-expiration", with: "1800003600"))).get()
-        #expect(push.expiration == Date(timeIntervalSince1970: 1_800_003_600))
+        #expect(push.expiration == Date(timeIntervalSince1970: 1_800_003_600) && !push.attemptOnce)
         let latest = try validate(Fixture.request(headers: headers(replacing: "apns-expiration", with: "7258118400"))).get()
         #expect(latest.expiration == Date(timeIntervalSince1970: 7_258_118_400))
     }

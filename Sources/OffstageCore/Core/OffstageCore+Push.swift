@@ -60,6 +60,9 @@ extension OffstageCore {
         guard !shuttingDown else { return }
         if isActiveInFront(entry) || push.type == .voip || pushes.takeWake(push.app, at: now, pushLimits) {
             startPushRun(push, now)
+        } else if push.attemptOnce {
+            finishPush(
+                push, shown ?? .notDelivered("it has expiration 0 (deliver now or never) and the app's budget of wakes is spent"), now)
         } else {
             perform(pushes.hold(push), now)
             log(now, push.app, .push, "background push \(push.id) held: the app's budget of \(configuration.backgroundPushBurst) wakes is spent; it is delivered when the budget returns")

@@ -22,11 +22,14 @@ public struct RemotePush: Hashable, Sendable, Codable {
     public var aps: PushAPS
     /// The whole JSON payload, verbatim.
     public var payload: String
+    /// `apns-expiration: 0` (or Web Push `TTL: 0`): delivered at once or not at all. Over the app's budget it is
+    /// dropped with a record instead of held.
+    public var attemptOnce: Bool
 
     /// Creates a push.
     public init(
         id: String, app: AppID, type: PushType, priority: Int, collapseID: String? = nil, expiresAt: Instant? = nil,
-        acceptedAt: Instant, aps: PushAPS, payload: String
+        acceptedAt: Instant, aps: PushAPS, payload: String, attemptOnce: Bool = false
     ) {
         self.id = id
         self.app = app
@@ -37,6 +40,26 @@ public struct RemotePush: Hashable, Sendable, Codable {
         self.acceptedAt = acceptedAt
         self.aps = aps
         self.payload = payload
+        self.attemptOnce = attemptOnce
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, app, type, priority, collapseID, expiresAt, acceptedAt, aps, payload, attemptOnce
+    }
+
+    /// Reads a push; one stored before `attemptOnce` existed has it false.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        app = try container.decode(AppID.self, forKey: .app)
+        type = try container.decode(PushType.self, forKey: .type)
+        priority = try container.decode(Int.self, forKey: .priority)
+        collapseID = try container.decodeIfPresent(String.self, forKey: .collapseID)
+        expiresAt = try container.decodeIfPresent(Instant.self, forKey: .expiresAt)
+        acceptedAt = try container.decode(Instant.self, forKey: .acceptedAt)
+        aps = try container.decode(PushAPS.self, forKey: .aps)
+        payload = try container.decode(String.self, forKey: .payload)
+        attemptOnce = try container.decodeIfPresent(Bool.self, forKey: .attemptOnce) ?? false
     }
 
     /// Whether it asks to wake the app in the background: `content-available: 1` (SPEC NT-4).

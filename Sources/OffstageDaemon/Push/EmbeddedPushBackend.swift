@@ -54,7 +54,7 @@ struct EmbeddedPushBackend: PushGatewayBackend, WebPushBackend {
             aps: PushAPS(
                 alert: alert, badge: aps.badge, sound: aps.sound?.name, threadID: aps.threadID, category: aps.category,
                 contentAvailable: aps.contentAvailable, mutableContent: aps.mutableContent),
-            payload: String(decoding: accepted.payload, as: UTF8.self))
+            payload: String(decoding: accepted.payload, as: UTF8.self), attemptOnce: accepted.attemptOnce)
     }
 
     static func instant(_ date: Date) -> Instant {

@@ -25,6 +25,8 @@ public struct LinkedPush: Codable, Sendable, Hashable {
     public var payload: Data
     /// When the gateway accepted the push, in milliseconds since 1970.
     public var acceptedAtMillis: Int64
+    /// `apns-expiration: 0` / `TTL: 0` (absent: false): the device delivers it at once or drops it with a record.
+    public var attemptOnce: Bool?
 
     /// The linked form of `push`, stored as `delivery`.
     public init(delivery: String, _ push: AcceptedPush) {
@@ -38,6 +40,7 @@ public struct LinkedPush: Codable, Sendable, Hashable {
         collapseID = push.collapseID
         payload = push.payload
         acceptedAtMillis = Self.millis(push.acceptedAt)
+        attemptOnce = push.attemptOnce ? true : nil
     }
 
     /// The accepted push again, on `device`: the payload's `aps` is parsed as the gateway parsed it. Throws when the
@@ -57,7 +60,7 @@ public struct LinkedPush: Codable, Sendable, Hashable {
         return AcceptedPush(
             apnsID: apnsID, token: token, app: app, device: device, pushType: type, priority: priority,
             expiration: expiresAtMillis.map(Self.date), collapseID: collapseID, payload: payload, aps: aps,
-            acceptedAt: Self.date(acceptedAtMillis))
+            acceptedAt: Self.date(acceptedAtMillis), attemptOnce: attemptOnce ?? false)
     }
 
     /// Milliseconds since 1970 of `date`.

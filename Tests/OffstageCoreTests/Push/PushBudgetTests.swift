@@ -38,6 +38,28 @@ struct PushBudgetTests {
         #expect(sim.core.nextDeadline == nil || sim.core.nextDeadline! > sim.now, "nothing left due")
     }
 
+    @Test("NT-5: over budget a push with expiration 0 (deliver now or never) is dropped with a record, not held, and a held push stays held")
+    func attemptOnceOverBudgetIsDropped() throws {
+        var configuration = Self.configuration
+        configuration.backgroundPushBurst = 1
+        var sim = Simulation.withMessenger(configuration: configuration)
+        try sim.suspend(messenger)
+        var first = push("p1", at: sim.now)
+        first.attemptOnce = true
+        sim.receivePush(first)
+        sim.run(for: .seconds(1))
+        #expect(sim.handledPushes[messenger] == ["p1"], "within budget it is delivered at once")
+        sim.receivePush(push("p2", at: sim.now))
+        var once = push("p3", at: sim.now)
+        once.attemptOnce = true
+        sim.receivePush(once)
+        sim.run(for: .seconds(1))
+        #expect(sim.pushOutcomes["p3"] == .notDelivered("it has expiration 0 (deliver now or never) and the app's budget of wakes is spent"))
+        #expect(Array(sim.heldPushes.keys) == ["p2"], "the held push is not replaced by one that is never held")
+        sim.run(for: .seconds(20 * 60))
+        #expect(sim.handledPushes[messenger] == ["p1", "p2"])
+    }
+
     @Test("NT-5: a push whose expiration has passed when it arrives is dropped with a record, and nothing runs")
     func expiredOnArrival() {
         var sim = Simulation.withMessenger()

@@ -176,8 +176,11 @@ enum PushRequestFuzzChecks {
             PushHeaderField(APNsHeaderName.pushType, push.pushType.rawValue),
             PushHeaderField(APNsHeaderName.priority, String(push.priority.rawValue)),
         ]
+        if push.attemptOnce, push.expiration != nil { throw Violation("a push both to attempt once and to expire: \(push)") }
         if let expiration = push.expiration {
             headers.append(PushHeaderField(APNsHeaderName.expiration, String(Int64(expiration.timeIntervalSince1970))))
+        } else if push.attemptOnce {
+            headers.append(PushHeaderField(APNsHeaderName.expiration, "0"))
         }
         if let collapse = push.collapseID { headers.append(PushHeaderField(APNsHeaderName.collapseID, collapse)) }
         let canonical = PushHTTPRequest(

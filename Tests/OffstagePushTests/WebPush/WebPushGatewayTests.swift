@@ -63,6 +63,7 @@ struct WebPushGatewayTests {
         let zero = await gateway.handle(WebPushFixture.request(id: open, ttl: "0"))
         #expect(zero.status == 201 && zero.header("ttl") == "0")
         #expect(await backend.accepted.map(\.expiration) == [WebPushFixture.now + 3600, nil])
+        #expect(await backend.accepted.map(\.attemptOnce) == [false, true])
     }
 
     @Test("Urgency maps to the inbox's priority: high 10, normal 5, low and very-low 1 (NT-3)")
