@@ -10,8 +10,9 @@ extension Table {
         if gateway.address.isEmpty {
             sections.append("gateway: off (the daemon runs without one: no app can register)")
         } else {
-            let how = [gateway.tls ? "TLS" : "h2c", gateway.embedded ? "embedded" : "standalone"].joined(separator: ", ")
+            let how = [gateway.tls ? "TLS" : "h2c", gateway.embedded ? "embedded" : "offstage-push"].joined(separator: ", ")
             sections.append("gateway: \(gateway.address) (\(how))")
+            if let error = gateway.linkError { sections[0] += "\nlink down: \(error)" }
         }
         sections[0] +=
             "\ndevices connected: \(reply.connectedDevices); pushes stored: \(reply.stored), held over budget: \(reply.held)"

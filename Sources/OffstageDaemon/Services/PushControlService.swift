@@ -32,6 +32,7 @@ struct PushControlService: VarlinkInterface {
             },
             "Keys": { context, _, responder in
                 try engine.requireUser(context)
+                try engine.requireOwnGateway()
                 let keys = try engine.pushStoreCall(in: Self.interface) { try engine.store.pushKeys() }
                 responder.reply(PushControlInterface.KeysReply(keys: keys.map(Self.message)))
             },
@@ -126,7 +127,8 @@ extension DaemonEngine {
         }
         let gateway = PushControlInterface.GatewayMessage(
             embedded: remotePush == nil, address: pushAddress ?? "",
-            tls: remotePush.map { $0.address.lowercased().hasPrefix("https:") } ?? (pushGateway?.settings.tlsCertificate != nil))
+            tls: remotePush.map { $0.address.lowercased().hasPrefix("https:") } ?? (pushGateway?.settings.tlsCertificate != nil),
+            linkError: remotePush.flatMap { $0.isConnected ? nil : ($0.lastError ?? "not connected yet") })
         let connected = remotePush.map { $0.isConnected ? 1 : 0 } ?? (pushGateway == nil ? 0 : 1)
         return PushControlInterface.StatusReply(
             gateway: gateway, connectedDevices: connected, stored: counts.stored, held: counts.held,

@@ -19,10 +19,13 @@ public enum PushControlInterface {
         )
 
         # Where the gateway listens. address: https://host:port or http://host:port (h2c), empty when it is off.
+        # Not embedded: the device takes its pushes from an offstage-push gateway at address; linkError says why
+        # the link to it is down (null while it is up).
         type Gateway (
           embedded: bool,
           address: string,
-          tls: bool
+          tls: bool,
+          linkError: ?string
         )
 
         # One app's pushes: its token (null until it registers), the background push it has held over budget,
@@ -115,10 +118,12 @@ public enum PushControlInterface {
         public var embedded: Bool
         public var address: String
         public var tls: Bool
-        public init(embedded: Bool, address: String, tls: Bool) {
+        public var linkError: String?
+        public init(embedded: Bool, address: String, tls: Bool, linkError: String? = nil) {
             self.embedded = embedded
             self.address = address
             self.tls = tls
+            self.linkError = linkError
         }
     }
 

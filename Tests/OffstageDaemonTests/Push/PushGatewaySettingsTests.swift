@@ -24,4 +24,32 @@ struct PushGatewaySettingsTests {
             #expect(problems.count == 1 && problems[0].contains(bad) && problems[0].contains("https://push.example.net"), "\(bad): \(problems)")
         }
     }
+
+    @Test("NT-5: remote names the gateway, the device and its secret file; nodes default to the url")
+    func remote() throws {
+        let settings = try Self.settings(
+            #"{"remote":{"url":"https://push.example.net","device":"phone-17","secretFile":"/etc/offstage/push-secret"}}"#)
+        #expect(settings.problems.isEmpty)
+        #expect(settings.remote?.linkOrigins == ["https://push.example.net"])
+        let nodes = try Self.settings(
+            #"{"remote":{"url":"https://push.example.net","device":"p","secretFile":"s","nodes":["https://n1.example.net:8443","http://10.0.0.2:2197"]}}"#)
+        #expect(nodes.problems.isEmpty && nodes.remote?.linkOrigins.count == 2)
+    }
+
+    @Test("NT-5: a remote with a bad url or node, a device name with a colon, an empty secret file or no nodes is a problem naming it")
+    func badRemote() throws {
+        let cases: [(String, String)] = [
+            (#""url":"push.example.net","device":"p","secretFile":"s""#, "url push.example.net"),
+            (#""url":"https://push.example.net/x","device":"p","secretFile":"s""#, "url https://push.example.net/x"),
+            (#""url":"https://push.example.net","device":"p","secretFile":"s","nodes":["ftp://n1"]"#, "nodes ftp://n1"),
+            (#""url":"https://push.example.net","device":"p","secretFile":"s","nodes":[]"#, "nodes is empty"),
+            (#""url":"https://push.example.net","device":"a:b","secretFile":"s""#, "device a:b"),
+            (#""url":"https://push.example.net","device":"p","secretFile":"""#, "secretFile is empty"),
+        ]
+        for (fields, named) in cases {
+            let problems = try Self.settings(#"{"remote":{\#(fields)}}"#).problems
+            #expect(problems.count == 1 && problems[0].hasPrefix("remote.") && problems[0].contains(named), "\(fields): \(problems)")
+        }
+        #expect(throws: DecodingError.self) { try Self.settings(#"{"remote":{"url":"https://push.example.net"}}"#) }
+    }
 }
