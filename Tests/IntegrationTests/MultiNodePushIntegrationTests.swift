@@ -187,4 +187,47 @@ struct MultiNodePushIntegrationTests {
         #expect(records.count == Set(records.map(\.id)).count, "none twice")
         try daemon.waitUntil("the gateway holds nothing more for the device") { try Self.connectedNode(cluster).stored == 0 }
     }
+
+    @Test("NT-5: kill -9 of the device's daemon while pushes flow loses nothing answered 200 and delivers nothing twice: the restarted daemon takes again what it had not acknowledged")
+    func daemonKillLosesNothing() async throws {
+        let cluster = try PushClusterHarness()
+        defer { cluster.tearDown() }
+        let daemon = try Self.linkedDaemon(cluster)
+        defer { daemon.tearDown() }
+        try daemon.install("Messenger", id: Self.messenger, ["UIBackgroundModes": ["remote-notification"]])
+        try daemon.ok("open", Self.messenger)
+        let token = try Self.token(daemon)
+        try daemon.waitUntil("the device is linked") { try Self.connectedNode(cluster).node != nil }
+
+        // The app server goes on at node 2 while the device's daemon is killed after the 40th 200 and started again.
+        let sender = Sender()
+        let crashed = Mutex(false)
+        await sender.send(300, port: cluster.ports[1], token: token, cluster: cluster, label: "d") { count in
+            if count == 40 {
+                daemon.crash()
+                crashed.withLock { $0 = true }
+            }
+        }
+        #expect(crashed.withLock { $0 })
+        let stored = try Self.connectedNode(cluster).stored
+        try daemon.start()
+        let acknowledged = sender.acknowledged.withLock { $0 }
+        #expect(acknowledged.count == 300, "the gateway takes pushes while the device is away: \(sender.failed.withLock { $0 }) failed")
+        #expect(stored > 0, "pushes waited at the gateway for the device")
+        var missing: Set<String> = []
+        try daemon.waitUntil("every push answered 200 is in the restarted daemon's inbox", timeout: 30) {
+            let ids = Set(try PushIntegrationTests.status(daemon, limit: 10_000).records.map(\.id))
+            missing = Set(acknowledged).subtracting(ids)
+            return missing.isEmpty
+        }
+        #expect(missing.isEmpty, "lost: \(missing.sorted().prefix(5))")
+        // Each push was finished once: one "push <id>: …" line in the app's event log, across both daemons.
+        let finished = try daemon.log(Self.messenger).compactMap { line -> String? in
+            guard line.kind == "push", line.message.hasPrefix("push "), let colon = line.message.firstIndex(of: ":") else { return nil }
+            return String(line.message[line.message.index(line.message.startIndex, offsetBy: 5)..<colon])
+        }
+        let counts = Dictionary(finished.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(acknowledged.allSatisfy { counts[$0] == 1 }, "twice: \(counts.filter { $0.value > 1 }.keys.sorted().prefix(5))")
+        try daemon.waitUntil("the gateway holds nothing more for the device") { try Self.connectedNode(cluster).stored == 0 }
+    }
 }
