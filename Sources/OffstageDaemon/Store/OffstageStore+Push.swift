@@ -13,6 +13,9 @@ extension OffstageStore {
 
     /// Done inbox rows kept as records; older ones are deleted.
     static let pushRecordCapacity = 10_000
+    /// How many pushes finish between two counts of the records: counting them on every finish walked up to 11,000
+    /// index entries per push under load. The records stay under the capacity plus a tenth plus this many.
+    static let pushRecordTrimInterval = 256
 
     static func createPushTables(_ db: Database) throws {
         try db.create(table: "push_key") { t in
@@ -163,6 +166,9 @@ extension OffstageStore {
     /// Records what the inbox decided, in one transaction.
     public func apply(_ actions: [PushAction], at now: Instant) throws {
         guard !actions.isEmpty else { return }
+        let finished = actions.count { if case .finish = $0 { true } else { false } }
+        let count = pushesFinishedSinceTrim.add(finished, ordering: .relaxed).newValue >= Self.pushRecordTrimInterval
+        if count { pushesFinishedSinceTrim.store(0, ordering: .relaxed) }
         try write(.push) { db in
             for action in actions {
                 switch action {
@@ -175,7 +181,7 @@ extension OffstageStore {
                         arguments: [outcome.name, outcome.detail, now.nanosecondsSinceEpoch, id])
                 }
             }
-            try Self.trimPushRecords(db)
+            if count { try Self.trimPushRecords(db) }
         }
     }
 

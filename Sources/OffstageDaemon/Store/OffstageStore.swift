@@ -16,6 +16,8 @@ public final class OffstageStore: Sendable {
     public let eventLogCapacity: Int
     /// Where each write transaction's duration goes (`offstage_store_write_seconds`); nil records nothing.
     let metrics: DaemonMetrics?
+    /// Pushes finished since the push records were last counted for trimming.
+    let pushesFinishedSinceTrim = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store at `path` and runs pending migrations. With `metrics`, every write
     /// transaction is timed.

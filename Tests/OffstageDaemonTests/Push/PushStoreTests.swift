@@ -35,6 +35,26 @@ struct PushStoreTests {
         }
     }
 
+    @Test("NT-5: the records of finished pushes are kept to the newest 10,000, within a tenth and one trim interval; pushes not done are never trimmed")
+    func recordsTrimmed() throws {
+        try withStore { store, _ in
+            #expect(try store.acceptPush(Self.push("waiting")))
+            let total = 11_800
+            for index in 0..<total {
+                let id = "p\(index)"
+                #expect(try store.acceptPush(Self.push(id, seconds: Double(index))))
+                try store.apply([.finish(id: id, app: "com.example.messenger", .handled(.noData))], at: Self.start + .seconds(Double(index)))
+            }
+            let records = try store.pushRecords(app: nil, limit: 20_000)
+            let capacity = OffstageStore.pushRecordCapacity
+            #expect(records.count >= capacity)
+            #expect(records.count <= capacity + capacity / 10 + OffstageStore.pushRecordTrimInterval)
+            #expect(records.contains { $0.push.id == "p\(total - 1)" }, "the newest is kept")
+            #expect(!records.contains { $0.push.id == "p0" }, "the oldest went")
+            #expect(try store.loadPushInbox().accepted.map(\.id) == ["waiting"])
+        }
+    }
+
     @Test("NT-4, NT-5: a push held, handed or done is read back after a restart in that state; done ones are records only")
     func statesSurviveRestart() throws {
         try withStore { store, folder in
