@@ -68,6 +68,13 @@ struct MultiNodePushIntegrationTests {
         #expect(daemon.output(Self.messenger).contains("fetched m-7 after push \(id)"))
         try daemon.waitFor(Self.messenger, "suspended")
 
+        // The CLI sends as an app server would, to the gateway the device names (node 2), trusting the test's CA.
+        let cliID = try PushIntegrationTests.push(
+            daemon, cluster.key, #"{"aps":{"content-available":1},"message":"m-8"}"#, ["--ca", cluster.folder + "/ca.pem"])
+        #expect(try PushIntegrationTests.record(daemon, cliID).outcome == "handled")
+        #expect(daemon.output(Self.messenger).contains("fetched m-8 after push \(cliID)"))
+        try daemon.waitFor(Self.messenger, "suspended")
+
         // pywebpush reaches node 2 (the endpoint's), which stores the message encrypted; the device decrypts it.
         let message = try WebPushIntegrationTests.send(
             subscription, key: vapid.path, #"{"message":"m-43"}"#, ttl: 120, urgency: "high", topic: "inbox",
