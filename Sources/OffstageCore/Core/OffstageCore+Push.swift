@@ -53,7 +53,7 @@ extension OffstageCore {
         guard push.wakesApp || push.type == .voip else {
             return finishPush(push, shown ?? .notDelivered("it has no alert, sound, badge or content-available"), now)
         }
-        if let refusal = wakeRefusal(push, entry) {
+        if let refusal = wakeRefusal(push, entry, now) {
             return finishPush(push, shown ?? .notDelivered(refusal), now)
         }
         // Shutting down: the push stays accepted in the store and is handed in again at the next start.
@@ -70,7 +70,7 @@ extension OffstageCore {
     }
 
     /// Why the app may not be woken for `push`, or nil.
-    func wakeRefusal(_ push: RemotePush, _ entry: AppEntry) -> String? {
+    func wakeRefusal(_ push: RemotePush, _ entry: AppEntry, _ now: Instant) -> String? {
         let modes = entry.app.manifest.backgroundModes
         if push.type == .voip, !modes.contains(.voip) { return "a VoIP push needs the 'voip' background mode" }
         if push.type != .voip, !modes.contains(.remoteNotification), !isActiveInFront(entry) {
@@ -81,6 +81,10 @@ extension OffstageCore {
         if !entry.app.settings.backgroundActivity { return "background activity is off for the app" }
         if exitsOnSuspend(entry) { return "the app cannot run in the background (it exits on suspend)" }
         if entry.process?.termination != nil { return "the app is being terminated" }
+        // Launching it is a background launch like any other: not in a crash loop (SPEC LC-9).
+        if entry.process == nil, let notBefore = entry.durable.crashLoop.notBefore, now < notBefore {
+            return "the app crashed in the background; no background launch before \(notBefore.clockTime)"
+        }
         return nil
     }
 

@@ -50,8 +50,12 @@ public struct PushBudget: Hashable, Sendable, Codable {
         // A bucket that holds no whole wake, or never refills, never has one.
         guard limits.perHour > 0, limits.burst >= 1 else { return nil }
         let seconds = (1 - current.available) * 3_600 / limits.perHour
-        // Rounded up to the millisecond, so that at that instant the bucket really holds one.
-        return now + .milliseconds(Int64((seconds * 1_000).rounded(.up)))
+        // Rounded up to the millisecond, so that at that instant the bucket really holds one; and, as the refill
+        // there may still fall short of one by a rounding error (0.9999999999999999), a millisecond more until it
+        // does: a timer armed for an instant at which no wake is found would fire again and again at it.
+        var wake = now + .milliseconds(Int64((seconds * 1_000).rounded(.up)))
+        while current.wakes(at: wake, limits) < 1 { wake = wake + .milliseconds(1) }
+        return wake
     }
 
     /// Whole wakes available at `now`.

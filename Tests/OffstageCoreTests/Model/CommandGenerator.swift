@@ -15,6 +15,9 @@ struct GeneratorProfile: Sendable {
     /// How much the notification commands weigh (SPEC NT-1, NT-2); with 0 there are none, and the sequences of a seed
     /// are those of before notifications existed.
     var notifications: Double = 0
+    /// How much the push commands weigh (SPEC NT-4, NT-5); with 0 there are none, and the sequences of a seed are
+    /// those of before pushes existed.
+    var pushes: Double = 0
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
@@ -34,6 +37,13 @@ struct GeneratorProfile: Sendable {
         variants: [(3, .plain), (2, .scheduler), (1, .exitsOnSuspend), (1, .modes)], multitaskingOff: 0.3,
         length: 40...160, notifications: 3)
 
+    /// Pushes arriving for apps that declare `remote-notification` (most of them) and for others, alone and in
+    /// bursts that spend the budget, while the apps run, hang or crash in their handlers, the user opens and
+    /// force-quits them, and the daemon restarts (SPEC NT-4, NT-5); a few notification commands for the alerts.
+    static let pushes = GeneratorProfile(
+        variants: [(4, .messenger), (2, .plain), (1, .scheduler), (1, .exitsOnSuspend), (1, .modes)],
+        multitaskingOff: 0.2, length: 40...160, notifications: 0.3, pushes: 3)
+
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
     static let multitaskingOff = GeneratorProfile(
         variants: [(3, .exitsOnSuspend), (3, .scheduler), (1, .fetchOnly), (1, .plain)], multitaskingOff: 3,
@@ -52,6 +62,8 @@ struct CommandGenerator {
     /// How likely the apps of this sequence are to do what is awaited of them (start, attach, answer) before anything
     /// else happens: well-behaved apps in most sequences, hung and slow ones in some.
     private let promptness: Double
+    /// Pushes still to come in the burst under way, and for which slot.
+    private var burst: (slot: Int, left: Int)?
 
     /// A generator for one sequence.
     init(seed: UInt64, profile: GeneratorProfile) {
@@ -97,9 +109,15 @@ struct CommandGenerator {
             }
             if !process.openTasks.isEmpty { options.append((3, .endTask(slot))) }
             if !process.runs.isEmpty { options.append((3, .complete(slot))) }
+            if profile.pushes > 0, !process.pushRuns.isEmpty { options.append((12, .completePush(slot))) }
         }
         let awaited = options
         if !awaited.isEmpty, Double.random(in: 0..<1, using: &rng) < promptness { return make(weighted(awaited)) }
+        // A burst of pushes for one app goes on, now and then letting something else happen in between.
+        if let current = burst, int(0...4) != 0 {
+            burst = current.left > 1 ? (current.slot, current.left - 1) : nil
+            return .push(current.slot, pushArguments())
+        }
         // App-side commands mostly go to an app whose process can act.
         let actors = shell.processes.values.filter { $0.death == nil && !$0.frozen }.compactMap {
             ModelWorld.slot(of: $0.app)
@@ -157,6 +175,15 @@ struct CommandGenerator {
                 (weight * 0.3, .notificationsAllowed),
             ]
         }
+        if profile.pushes > 0 {
+            // Pushes mostly for slot 0, so that one app's budget is spent; completions where a handler runs.
+            let weight = profile.pushes
+            let handling = shell.processes.values.contains { !$0.pushRuns.isEmpty }
+            options += [
+                (weight * 4, .push(weighted([(3, 0), (1, 1), (1, 2)]))),
+                (weight * (handling ? 1 : 0.1), .completePush(appSlot(&rng))), (weight * 0.25, .restart),
+            ]
+        }
         return make(weighted(options))
     }
 
@@ -190,6 +217,9 @@ struct CommandGenerator {
         case notificationCategories(Int)
         case tapNotification(Int)
         case answerWillPresent(Int)
+        case push(Int)
+        case completePush(Int)
+        case restart
         case timeZone, notificationsAllowed
         case audioInterruption, systemEvent
         case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
@@ -239,6 +269,13 @@ struct CommandGenerator {
         case .tapNotification(let slot):
             return .tapNotification(slot, int(0...3), weighted([(3, .tap), (2, .dismiss), (3, .later), (1, .show)]))
         case .answerWillPresent(let slot): return .answerWillPresent(slot, present: int(0...1) == 0)
+        case .push(let slot):
+            // One push in four starts a burst of 2 to 7 for the app.
+            if int(0...3) == 0 { burst = (slot, int(1...6)) }
+            return .push(slot, pushArguments())
+        case .completePush(let slot):
+            return .completePush(slot, int(0...2), weighted([(3, .newData), (2, .noData), (1, .failed)]))
+        case .restart: return .restart
         case .timeZone: return .timeZone(weighted(ModelWorld.timeZones.map { (1, $0) }))
         case .notificationsAllowed: return .notificationsAllowed(int(anySlot), int(0...3) != 0)
         case .advance: return .advance(ms: duration())
@@ -285,6 +322,14 @@ struct CommandGenerator {
                 zone: weighted([(3, nil), (1, "Europe/Berlin"), (1, "America/New_York")]))
         default: .at(offsetSeconds: int(-600...7_200))
         }
+    }
+
+    /// A push: mostly background, some alerts and some both; a collapse id from a small set; sometimes an expiration
+    /// a little ahead or already past; sometimes expiration 0 (SPEC NT-4, NT-5).
+    private mutating func pushArguments() -> ModelPush {
+        ModelPush(
+            weighted([(5, .background), (2, .alert), (2, .both)]), collapse: weighted([(2, nil), (1, "a"), (1, "b")]),
+            expiresInMs: weighted([(5, nil), (2, int(1...120_000)), (1, int(-60_000...0))]), attemptOnce: int(0...5) == 0)
     }
 
     private mutating func kind() -> TaskKind { weighted([(2, .appRefresh), (1, .processing), (1, .fetch)]) }

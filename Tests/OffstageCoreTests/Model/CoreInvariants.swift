@@ -62,6 +62,23 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// NT-2, §11: no pending notification is overdue, and the core's next deadline is no later than the next due one,
     /// so the shell's one timer fires each at its time.
     case notificationDeadline
+    /// NT-4: every push that arrived is, at every moment, exactly one of running in a handler, held, or finished
+    /// with one outcome (never lost without a record, never finished twice), and the store built from the push
+    /// actions and the handed callbacks says the same as the core.
+    case pushAccountedFor
+    /// NT-4, NT-5: at most one push is held per app, the newest (an older one is finished as coalesced into a newer
+    /// push of the app); a push with expiration 0 is never held; a push stays held only while its app's budget is
+    /// spent and it has not expired.
+    case pushHeld
+    /// NT-4, NT-5, LC-6, MAN-3: a handler starts only for an installed app the user has not force-quit, before the
+    /// push's expiration; the app gets each push at most once, across restarts too; an app active in front is not
+    /// made to wait for its budget.
+    case pushDeliveredByTheRules
+    /// NT-4: a remote-notification handler has its 30 s; past them the app is being terminated and the run is gone
+    /// within the termination grace; an app is not suspended while a handler runs.
+    case pushHandlerDeadline
+    /// NT-4: the wakes that spend an app's budget fit the bucket: in any window, at most burst + rate × window.
+    case pushBudget
 
     var description: String {
         switch self {
@@ -83,6 +100,11 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .notificationFiredOnce: "NT-2 each notification firing happens once, of the pending request"
         case .notificationsStored: "NT-2 the store built from the actions is the core's notification state"
         case .notificationDeadline: "NT-2 nothing overdue; the next deadline is no later than the next due notification"
+        case .pushAccountedFor: "NT-4 every push is running, held or finished, exactly one, as the store says"
+        case .pushHeld: "NT-4/NT-5 one held push per app, the newest, never one of expiration 0, only while over budget"
+        case .pushDeliveredByTheRules: "NT-4/NT-5 pushes handed once, never expired, force-quit or uninstalled"
+        case .pushHandlerDeadline: "NT-4 a remote-notification handler ends by its deadline"
+        case .pushBudget: "NT-4 background wakes stay within the budget"
         }
     }
 }
@@ -140,6 +162,12 @@ struct ModelObservation {
     var notificationStore = NotificationStoreModel()
     /// The delivery keys fired so far.
     var firedNotifications: Set<DeliveryKey> = []
+    /// The core's push inbox: held pushes and budgets.
+    var pushInbox = PushInbox()
+    /// The core's push budget numbers.
+    var pushLimits = PushBudget.Limits(perHour: 3, burst: 3)
+    /// What the daemon's store would hold of the pushes, and the runs and wakes the shell saw.
+    var pushStore = ModelPushes()
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -320,6 +348,7 @@ enum CoreInvariants {
                 fail(.noLostProcess, "the core forgot launch #\(pending.launch) of \(pending.app) before it started")
             }
         }
+        found += checkPushes(seen)
         return found
     }
 
@@ -451,8 +480,10 @@ enum CoreInvariants {
             break
         case .notification(let notification):
             var isFiring = false
+            var pushAlert = false
             if case .fire(let key, _, _) = notification {
                 isFiring = true
+                pushAlert = seen.pushStore.isAlert(key)
                 if seen.firedNotifications.contains(key) { fail(.notificationFiredOnce, "\(key) fired a second time") }
             }
             // Persist first, then act: what is shown is stored as the user's, so a restart after a crash between the
@@ -463,12 +494,13 @@ enum CoreInvariants {
             // A firing the store cannot take (of no pending row, or with another due time) is a firing nobody asked
             // for or a second one; any other action it cannot take leaves the store wrong.
             var store = seen.notificationStore
-            for problem in store.apply(notification) {
+            for problem in store.apply(notification, pushAlert: pushAlert) {
                 fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
             }
         case .log, .saveApp, .saveDevice:
             break
         }
+        found += checkPush(action, seen)
         return found
     }
 }

@@ -206,6 +206,27 @@ struct ModelBasedTests {
     }
 
     @Test(
+        "NT-4, NT-5, LC-6, MAN-3: random sessions with pushes account for every push once, within budget and deadline, across restarts",
+        arguments: SeedBatch.batches(first: 13_000_000, batches: 2, perBatch: 250))
+    func pushes(batch: SeedBatch) {
+        let result = ModelExplorer.explore(batch, profile: .pushes, enabled: Set(Invariant.allCases))
+        print("model pushes \(batch.testDescription): \(result.summary)")
+        for failure in result.failures {
+            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/pushes")))
+        }
+        guard batch.count >= 200 else { return }
+        // Handlers launched, resumed, completed and cut off; pushes held, coalesced, expired, dropped, shown.
+        let reached = [
+            "launch.push", "deliver.remoteNotification", "push.handled", "push.hold", "push.coalesced", "push.expired",
+            "push.not-delivered", "push.cut-off", "push.shown", "thaw", "freeze", "notification.show",
+        ]
+        for key in reached {
+            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
+        }
+        #expect(result.inputs > result.sequences * 20)
+    }
+
+    @Test(
         "LC-7: an exits-on-suspend app, and every app while multitasking is off, never runs in the background",
         arguments: SeedBatch.batches(first: 7_000_000, batches: 2, perBatch: 400))
     func exitsOnSuspend(batch: SeedBatch) {

@@ -119,6 +119,18 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     /// The user turns the slot's notifications on or off (SPEC SET-2).
     case notificationsAllowed(Int, Bool)
 
+    // MARK: Pushes (SPEC NT-4, NT-5)
+
+    /// The gateway hands in a push for the slot's app.
+    case push(Int, ModelPush)
+    /// The slot's process completes the remote-notification handler run at this position (of those it was handed
+    /// and has not completed), or an unknown run if it has none. A run never completed is ended by the core.
+    case completePush(Int, Int, TaskResult)
+    /// The daemon restarts, and every app process ends with it (the device rebooted): the new core is built from
+    /// what the store kept, as the daemon starts (held pushes held again, handed ones recorded cut off, accepted ones
+    /// handed in again).
+    case restart
+
     // MARK: Time
 
     /// Time passes; every timer the core asks for fires at exactly its deadline on the way.
@@ -175,6 +187,9 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .answerWillPresent(let slot, let present): ".answerWillPresent(\(slot), present: \(present))"
         case .timeZone(let zone): ".timeZone(\"\(zone)\")"
         case .notificationsAllowed(let slot, let on): ".notificationsAllowed(\(slot), \(on))"
+        case .push(let slot, let push): ".push(\(slot), \(push))"
+        case .completePush(let slot, let index, let result): ".completePush(\(slot), \(index), .\(result))"
+        case .restart: ".restart"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
         }
@@ -191,10 +206,11 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .keepAlive(let slot, _), .handOff(let slot), .socketData(let slot, _), .registerAccessory(let slot, _),
             .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _),
             .notify(let slot, _, _), .unnotify(let slot, _), .notificationCategories(let slot),
-            .tapNotification(let slot, _, _), .answerWillPresent(let slot, _), .notificationsAllowed(let slot, _):
+            .tapNotification(let slot, _, _), .answerWillPresent(let slot, _), .notificationsAllowed(let slot, _),
+            .push(let slot, _), .completePush(let slot, _, _):
             slot
         case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
-            .systemEvent, .timeZone:
+            .systemEvent, .timeZone, .restart:
             nil
         }
     }

@@ -30,6 +30,8 @@ struct ModelProcess: Hashable, Sendable {
     var openTasks: [BackgroundTaskID] = []
     /// Scheduled runs it was told to run and has not completed.
     var runs: [UInt64] = []
+    /// Remote-notification handler runs it was handed and has not completed (SPEC NT-4).
+    var pushRuns: [UInt64] = []
     /// Its termination began while it was suspended: it must get no callback and no thaw (SPEC LC-5).
     var terminatedWhileSuspended = false
     /// Expiration handlers delivered, per task and budget (SPEC BT-4: once per budget).
@@ -70,7 +72,7 @@ struct ModelShell {
     /// The virtual clock; it only moves forward.
     private(set) var now: Instant = ModelWorld.start
     /// Processes started and not yet reported as exited, by pid.
-    private(set) var processes: [Int32: ModelProcess] = [:]
+    var processes: [Int32: ModelProcess] = [:]
     /// Pids whose exits were reported: nothing may be sent to them again.
     private(set) var exitedPids: Set<Int32> = []
     /// Launches asked for and not started.
@@ -107,6 +109,8 @@ struct ModelShell {
     private(set) var notificationStore = NotificationStoreModel()
     /// Every delivery key fired so far (SPEC NT-2: each at most once).
     private(set) var firedNotifications: Set<DeliveryKey> = []
+    /// What the daemon's store would hold of the pushes, and the handler runs and wakes seen (SPEC NT-4, NT-5).
+    var pushes = ModelPushes()
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -268,6 +272,10 @@ struct ModelShell {
         case .notify, .unnotify, .notificationCategories, .tapNotification, .answerWillPresent, .timeZone,
             .notificationsAllowed:
             applyNotification(command, slot: slot)
+        case .push, .completePush:
+            applyPush(command, slot: slot)
+        case .restart:
+            restartDaemon()
         case .systemEvent(let event):
             feed { core, now throws(CoreError) in core.systemEvent(event, at: now).actions }
         case .exit(_, let status):
@@ -309,6 +317,7 @@ struct ModelShell {
         var actions: [CoreAction] = []
         var accepted = true
         let front = core.device.foregroundApp
+        let activeInFront = appsActiveInFront()
         do throws(CoreError) {
             actions = try input(&core, now)
         } catch {
@@ -324,6 +333,7 @@ struct ModelShell {
         }
         perform(actions)
         update(&self)
+        trackPushRuns(activeInFrontBefore: activeInFront)
         updateIdle()
         for (invariant, message) in CoreInvariants.check(observation(firedTimer: timer)) {
             record(invariant, message)
@@ -346,6 +356,8 @@ struct ModelShell {
                 pendingLaunches.append(PendingLaunch(app: id, launch: plan.launch, reason: plan.reason))
                 if plan.reason.isForeground { crashes[id] = nil }
             case .deliver(_, let pid, let callback):
+                // Persist, then act: the push is marked handed before its callback goes out (decision 0033).
+                if case .remoteNotification(let call) = callback.kind { _ = pushes.hand(call.push, run: call.run) }
                 guard var process = processes[pid], process.death == nil else { continue }
                 // A callback sent again keeps its id: the SDK answers it without running the handler a second time.
                 if !process.outstanding.contains(where: { $0.id == callback.id }) {
@@ -358,6 +370,8 @@ struct ModelShell {
                 switch callback.kind {
                 case .runTask(let run, _, _), .performFetch(let run):
                     process.runs.append(run)
+                case .remoteNotification(let call):
+                    process.pushRuns.append(call.run)
                 case .backgroundTasksExpiring(let tasks):
                     if let end = core.apps[process.app]?.process?.ledger.budgetEnd {
                         for task in tasks {
@@ -394,12 +408,17 @@ struct ModelShell {
             case .unwatchAccessory(let id, let name):
                 accessories.watches[AccessoryKey(app: id, name: name)] = nil
             case .forget(let id, _):
-                // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9).
+                // Uninstalled: an app installed again under the id starts with no crash history (SPEC MAN-3, LC-9),
+                // and with a full push budget (SPEC NT-4).
                 crashes[id] = nil
-            case .push:
-                break  // the model drives no pushes
+                pushes.wakes[id] = nil
+            case .push(let action):
+                _ = pushes.apply(action)  // what it breaks, the check of the action above has recorded
             case .notification(let action):
-                _ = notificationStore.apply(action)  // what it breaks, the check of the action above has recorded
+                var pushAlert = false
+                if case .fire(let key, _, _) = action { pushAlert = pushes.isAlert(key) }
+                // What it breaks, the check of the action above has recorded.
+                _ = notificationStore.apply(action, pushAlert: pushAlert)
                 if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
             case .log, .saveApp, .saveDevice:
                 break
@@ -416,7 +435,8 @@ struct ModelShell {
             staleSchedulingViews: core.schedulingViewsOutOfDate(at: now),
             staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches,
             notifications: core.notifications, notificationStore: notificationStore,
-            firedNotifications: firedNotifications)
+            firedNotifications: firedNotifications, pushInbox: core.pushes, pushLimits: core.pushLimits,
+            pushStore: pushes)
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {
@@ -424,6 +444,16 @@ struct ModelShell {
         violation = Violation(
             invariant: invariant, message: message, step: step, seconds: (now - ModelWorld.start).inSeconds)
         trace?.append("   VIOLATION \(violation!)")
+    }
+
+    /// The daemon restarted with a new core: every process the shell knew ended with the old one (their pids are
+    /// never used again), and no launch is pending.
+    mutating func replaceCore(_ fresh: OffstageCore) {
+        exitedPids.formUnion(processes.keys)
+        processes = [:]
+        pendingLaunches = []
+        idleSince = [:]
+        core = fresh
     }
 
     // MARK: The processes
@@ -573,7 +603,7 @@ struct ModelShell {
             let idle =
                 process.death == nil && !process.frozen && process.attached && process.launchCompleted
                 && process.outstanding.isEmpty && process.openTasks.isEmpty && process.runs.isEmpty
-                && core?.pid == pid && core?.phase == .background && core?.termination == nil
+                && process.pushRuns.isEmpty && core?.pushRuns.isEmpty != false && core?.pid == pid && core?.phase == .background && core?.termination == nil
                 && !self.core.modeHolds(of: process.app, at: now).contains { $0.verdict == .holds }
             if !idle {
                 idleSince[pid] = nil
@@ -606,7 +636,8 @@ struct ModelShell {
             }
         case .saveApp, .saveDevice: return
         case .notification(let action): key = "notification.\(action.kindName)"
-        case .push: key = "push"
+        case .push(.hold): key = "push.hold"
+        case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"
         }
         coverage[key, default: 0] += 1
     }

@@ -15,6 +15,8 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
     /// `external-accessory` alone (SPEC MODE-4): no VoIP relaunch brings the app back after it ends, so its accessory
     /// connecting is what launches it.
     case accessory
+    /// `remote-notification` and `fetch` (SPEC NT-4): background pushes wake it.
+    case messenger
 
     /// The manifest of `id` for this variant.
     func manifest(_ id: AppID) -> Manifest {
@@ -40,6 +42,10 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
                 permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
         case .accessory:
             Manifest(id: id, executable: "app", backgroundModes: [.externalAccessory])
+        case .messenger:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.remoteNotification, .fetch],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
         }
     }
 }

@@ -122,6 +122,10 @@ enum Shrinker {
             return [.registerAccessory(slot, .externalAccessory)]
         case .accessoryData(let slot, true):
             return [.accessoryData(slot, closed: false)]
+        case .push(let slot, let push):
+            return push.simplifications.map { .push(slot, $0) }
+        case .completePush(let slot, let index, let result) where index > 0 || result != .newData:
+            return [.completePush(slot, 0, .newData), .completePush(slot, 0, result)].filter { $0 != command }
         default:
             return []
         }

@@ -18,8 +18,9 @@ struct NotificationStoreModel: Hashable, Sendable {
     /// Each app's categories.
     var categories: [AppID: [NotificationCategory]] = [:]
 
-    /// Carries out one action; returns what it broke, if anything.
-    mutating func apply(_ action: NotificationAction) -> [String] {
+    /// Carries out one action; returns what it broke, if anything. `pushAlert` says a firing is a push's alert,
+    /// shown at once with no pending row (SPEC NT-4): its key's due time is when the gateway accepted the push.
+    mutating func apply(_ action: NotificationAction, pushAlert: Bool = false) -> [String] {
         var problems: [String] = []
         switch action {
         case .savePending(let app, let row):
@@ -34,7 +35,7 @@ struct NotificationStoreModel: Hashable, Sendable {
             if pending[app]?.isEmpty == true { pending[app] = nil }
         case .fire(let key, let delivery, let next):
             let row = pending[key.app]?[key.identifier]
-            if row?.due != key.due {
+            if row?.due != key.due, !pushAlert || row != nil {
                 let what = row.map { "pending with due \($0.due.nanosecondsSinceEpoch)" } ?? "not pending"
                 problems.append("fired \(key), which is \(what)")
             }

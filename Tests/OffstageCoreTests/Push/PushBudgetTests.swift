@@ -133,4 +133,20 @@ struct PushBudgetTests {
         #expect(budget.wakes(at: start + .seconds(600), limits) == 1)
         #expect(budget.wakes(at: start + .seconds(100_000), limits) == 2, "never past the burst")
     }
+
+    @Test("NT-4: at the instant the budget's next wake is due the bucket holds it, so the held push's timer finds it and does not fire again and again (found by the model-based tests)")
+    func nextWakeHoldsAWholeWake() throws {
+        // Three wakes, the last 44 ms after the others: the refill at the rounded-up instant came to
+        // 0.9999999999999999, no whole wake, and the timer was armed for that same instant again.
+        let limits = PushBudget.Limits(perHour: 3, burst: 3)
+        let start = Instant(secondsSinceEpoch: 1_767_254_400)
+        var budget = PushBudget(full: limits, at: start)
+        let last = start + .milliseconds(44)
+        let taken = [budget.take(at: start, limits), budget.take(at: start, limits), budget.take(at: last, limits)]
+        #expect(taken == [true, true, true])
+        let wake = try #require(budget.nextWake(after: last, limits))
+        #expect(budget.wakes(at: wake, limits) == 1)
+        #expect(budget.wakes(at: wake - .milliseconds(1), limits) == 0, "and not a millisecond later than needed")
+        #expect(budget.nextWake(after: wake, limits) == wake)
+    }
 }

@@ -110,4 +110,36 @@ struct PushWakeTests {
         sim.receivePush(push("p1", to: "com.example.gone", at: sim.now))
         #expect(sim.pushOutcomes["p1"] == .notDelivered("'com.example.gone' is not installed"))
     }
+
+    @Test("NT-4, LC-9: a background push does not launch an app that crashed in the background before its crash-loop delay has passed; it is recorded not delivered, and a push after the delay launches it (found by the model-based tests)")
+    func crashLoopHoldsBackPushLaunch() throws {
+        let start = Instant(secondsSinceEpoch: 1_767_254_400)
+        var core = OffstageCore()
+        let manifest = Manifest(id: messenger, executable: "app", backgroundModes: [.remoteNotification])
+        _ = try core.install(InstalledApp(manifest: manifest, bundlePath: "/apps/messenger", installedAt: start), at: start)
+        func launches(_ actions: [CoreAction]) -> [LaunchPlan] {
+            actions.compactMap { if case .launch(_, let plan) = $0 { plan } else { nil } }
+        }
+        func outcome(_ id: String, _ actions: [CoreAction]) -> PushOutcome? {
+            actions.lazy.compactMap { action -> PushOutcome? in
+                if case .push(.finish(id, _, let outcome)) = action { outcome } else { nil }
+            }.first
+        }
+        let first = try #require(launches(core.pushArrived(push("p1", at: start), at: start)).first)
+        _ = core.processStarted(messenger, launch: first.launch, pid: 100, at: start)
+        _ = core.processExited(messenger, pid: 100, status: .signaled(11), at: start + .milliseconds(10))
+        // The crash-loop delay is 1 s: a push 20 ms after the crash launches nothing.
+        let soon = start + .milliseconds(30)
+        var actions = core.pushArrived(push("p2", at: soon), at: soon)
+        #expect(launches(actions).isEmpty)
+        guard case .notDelivered(let why)? = outcome("p2", actions) else {
+            Issue.record("p2 is not recorded not delivered: \(String(describing: outcome("p2", actions)))")
+            return
+        }
+        #expect(why.contains("crashed in the background"))
+        let later = start + .seconds(2)
+        actions = core.pushArrived(push("p3", at: later), at: later)
+        #expect(launches(actions).map(\.reason) == [.push])
+        #expect(outcome("p3", actions) == nil, "its handler runs")
+    }
 }
