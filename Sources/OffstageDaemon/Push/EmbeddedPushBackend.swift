@@ -38,7 +38,7 @@ struct EmbeddedPushBackend: PushGatewayBackend, WebPushBackend {
     func accept(_ accepted: AcceptedPush) async throws -> Acceptance {
         let push = Self.remotePush(accepted)
         // A retry of a push already stored is acknowledged again and not handed in twice.
-        if try store.acceptPush(push) { deliver(push) }
+        if let stored = try store.acceptPush(push) { deliver(stored) }
         return .stored
     }
 

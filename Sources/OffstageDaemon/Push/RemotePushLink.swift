@@ -33,7 +33,6 @@ final class RemotePushLink: Sendable {
         var task: Task<Void, Never>?
         var stopped = false
         var lastError: String?
-        var received = 0
         /// A registration is being sent for a change; `changed` says another change came meanwhile.
         var registering = false
         var changed = false
@@ -142,10 +141,11 @@ final class RemotePushLink: Sendable {
     private var stopped: Bool { state.withLock { $0.stopped } || Task.isCancelled }
 
     /// Connects, registers and pulls until stopped, waiting longer after each failure in a row. After a failure the
-    /// next node is tried; a wait follows each round through all of them.
+    /// next node is tried at once; a wait follows each round of failures through all of them.
     private func keep() async {
         var wait = Self.backoff.first
         var node = 0
+        var failuresInRow = 0
         while !stopped {
             let configuration = configurations[node % configurations.count]
             do {
@@ -163,6 +163,7 @@ final class RemotePushLink: Sendable {
                 state.withLock { $0.lastError = nil }
                 logger.notice("push link to \(configuration.url) up as device \(settings.device)")
                 wait = Self.backoff.first
+                failuresInRow = 0
                 try await pullLoop(client)
             } catch {
                 if stopped { return }
@@ -173,7 +174,8 @@ final class RemotePushLink: Sendable {
                 }
                 await client?.close()
                 node += 1
-                guard node % configurations.count == 0 else {
+                failuresInRow += 1
+                guard failuresInRow % configurations.count == 0 else {
                     logger.warning("push link to \(configuration.url) down: \(error); trying the next node")
                     continue
                 }
@@ -206,10 +208,7 @@ final class RemotePushLink: Sendable {
             logger.error("push \(linked.apnsID) from the gateway dropped: \(error)")
             return
         }
-        if try store.acceptPush(push) {
-            state.withLock { $0.received += 1 }
-            deliver(push)
-        }
+        if let stored = try store.acceptPush(push) { deliver(stored) }
     }
 
     private static func jittered(_ duration: Duration) -> Duration {

@@ -10,6 +10,8 @@ import OffstageCore
 /// and `done` with its outcome. Done rows are kept as the record, the newest ``pushRecordCapacity``.
 extension OffstageStore {
     static let pushMigration = "v3: push keys, tokens, inbox"
+    /// The inbox looked up by app and acceptance instant (each push's is unique within its app).
+    static let pushAcceptedAtMigration = "v5: push inbox by app and acceptance"
 
     /// Done inbox rows kept as records; older ones are deleted.
     static let pushRecordCapacity = 10_000
@@ -151,17 +153,37 @@ extension OffstageStore {
 
     // MARK: The inbox
 
-    /// Stores an accepted push; false when a push with its `apns-id` is already there (a provider's retry): it is
-    /// not handed in again.
-    public func acceptPush(_ push: RemotePush) throws -> Bool {
-        let json = String(decoding: try JSONEncoder().encode(push), as: UTF8.self)
-        return try write(.push) { db in
+    /// Stores an accepted push and returns it as stored; nil when a push with its `apns-id` is already there (a
+    /// provider's retry, or the device link sending it again): it is not handed in again.
+    ///
+    /// Its acceptance instant is taken as the stored push keeps it (seconds in a `Double`, to a fraction of a
+    /// microsecond), and made unique among the app's pushes, a microsecond earlier than another's when they would
+    /// share one (the device link carries milliseconds): an alert push is shown as the delivery of
+    /// (app, collapse id, accepted at), which two pushes must not share, and one handed in again after a restart must
+    /// name the same delivery as before. The push returned is the one a restart reads back.
+    public func acceptPush(_ push: RemotePush) throws -> RemotePush? {
+        try write(.push) { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM push_inbox WHERE id = ?)", arguments: [push.id]) == true {
+                return nil
+            }
+            var stored = push
+            stored.acceptedAt = Self.asStored(push.acceptedAt)
+            while try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM push_inbox WHERE app = ? AND acceptedAt = ?)",
+                arguments: [push.app.rawValue, stored.acceptedAt.nanosecondsSinceEpoch]) == true
+            {
+                stored.acceptedAt = Self.asStored(stored.acceptedAt - .microseconds(1))
+            }
+            let json = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
             try db.execute(
-                sql: "INSERT OR IGNORE INTO push_inbox (id, app, push, acceptedAt, state) VALUES (?, ?, ?, ?, 'accepted')",
-                arguments: [push.id, push.app.rawValue, json, push.acceptedAt.nanosecondsSinceEpoch])
-            return db.changesCount > 0
+                sql: "INSERT INTO push_inbox (id, app, push, acceptedAt, state) VALUES (?, ?, ?, ?, 'accepted')",
+                arguments: [stored.id, stored.app.rawValue, json, stored.acceptedAt.nanosecondsSinceEpoch])
+            return stored
         }
     }
+
+    /// `instant` as a stored push's JSON gives it back (after one round trip the value no longer changes).
+    static func asStored(_ instant: Instant) -> Instant { Instant(secondsSinceEpoch: instant.secondsSinceEpoch) }
 
     /// Records what the inbox decided, in one transaction.
     public func apply(_ actions: [PushAction], at now: Instant) throws {

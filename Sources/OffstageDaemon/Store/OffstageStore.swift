@@ -89,6 +89,9 @@ public final class OffstageStore: Sendable {
         migrator.registerMigration(notificationsMigration, migrate: createNotificationTables)
         migrator.registerMigration(pushMigration, migrate: createPushTables)
         migrator.registerMigration(webPushMigration, migrate: createWebPushTables)
+        migrator.registerMigration(pushAcceptedAtMigration) { db in
+            try db.create(index: "push_inbox_app_acceptedAt", on: "push_inbox", columns: ["app", "acceptedAt"])
+        }
         return migrator
     }
 

@@ -46,17 +46,6 @@ struct ModelPushes: Hashable, Sendable {
     /// again, or the daemon restarted: the budget is not stored).
     var wakes: [AppID: [Instant]] = [:]
 
-    /// The instant the last push was handed in at, and the stamp it was given.
-    var lastStamp: [Instant] = []
-
-    /// The gateway's stamp for a push handed in at `now`: `now`, or a nanosecond before the one stamped last if
-    /// that was handed in at `now` too.
-    mutating func stamp(at now: Instant) -> Instant {
-        let stamp = lastStamp.first == now ? lastStamp[1] - .nanoseconds(1) : now
-        lastStamp = [now, stamp]
-        return stamp
-    }
-
     /// The next push's `apns-id`.
     mutating func nextID() -> String {
         count += 1
@@ -71,8 +60,14 @@ struct ModelPushes: Hashable, Sendable {
     }
 
     /// The gateway accepted `push`: its row is written before the core sees it.
-    mutating func accept(_ push: RemotePush) {
-        rows[push.id] = ModelPushRow(push: push, order: count, state: .accepted)
+    mutating func accept(_ push: RemotePush) -> RemotePush {
+        // As the daemon's store: an acceptance instant another push of the app has is moved a microsecond back.
+        var stored = push
+        while rows.values.contains(where: { $0.push.app == push.app && $0.push.acceptedAt == stored.acceptedAt }) {
+            stored.acceptedAt = stored.acceptedAt - .microseconds(1)
+        }
+        rows[push.id] = ModelPushRow(push: stored, order: count, state: .accepted)
+        return stored
     }
 
     /// The store takes one push action; returns what it finds wrong with it (and takes it anyway).

@@ -7,12 +7,10 @@ extension ModelShell {
         let id = ModelWorld.app(slot)
         switch command {
         case .push(_, let model):
-            // The gateway stamps each push with its own clock reading, in nanoseconds, which does not repeat; the
-            // model's clock moves in milliseconds, so pushes handed in at one instant are stamped a nanosecond
-            // apart, back from now. (Two pushes with one collapse id and one stamp would share a delivery key.)
-            let stamp = pushes.stamp(at: now)
-            let push = model.remotePush(id: pushes.nextID(), app: id, at: stamp)
-            pushes.accept(push)
+            // The gateway stamps the push with the model's clock, in milliseconds, as the device link carries it:
+            // pushes handed in at one instant share a stamp. The store makes each app's unique, as the daemon's does
+            // (two pushes with one collapse id and one stamp would otherwise share a delivery key).
+            let push = pushes.accept(model.remotePush(id: pushes.nextID(), app: id, at: now))
             feed { core, now throws(CoreError) in core.pushArrived(push, at: now) }
         case .completePush(_, let index, let result):
             guard let process = running(slot) else { return }

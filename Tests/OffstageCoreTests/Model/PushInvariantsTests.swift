@@ -50,7 +50,7 @@ struct PushInvariantsTests {
         var once = try #require(seen.pushStore.rows["p1"]?.push)
         once.id = "p9"
         once.attemptOnce = true
-        seen.pushStore.accept(once)
+        once = seen.pushStore.accept(once)
         #expect(found(.push(.hold(once)), shell, seen).contains(.pushHeld))
         var older = once
         older.id = "p8"

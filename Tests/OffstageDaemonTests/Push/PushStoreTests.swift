@@ -27,22 +27,44 @@ struct PushStoreTests {
     @Test("NT-5: a stored push is read back whole; the same apns-id stored again is not stored twice")
     func acceptOnce() throws {
         try withStore { store, _ in
-            #expect(try store.acceptPush(Self.push("a")))
-            #expect(try !store.acceptPush(Self.push("a")), "a provider's retry")
+            #expect(try store.acceptPush(Self.push("a")) == Self.push("a"))
+            #expect(try store.acceptPush(Self.push("a")) == nil, "a provider's retry")
             let inbox = try store.loadPushInbox()
             #expect(inbox.accepted == [Self.push("a")])
             #expect(inbox.held.isEmpty && inbox.handed.isEmpty)
         }
     }
 
+    @Test("NT-4, NT-5: two pushes of an app accepted at the same instant are stored a microsecond apart, so their alerts are two deliveries; a restart reads back the instants the store returned")
+    func acceptanceInstantsUnique() throws {
+        try withStore { store, folder in
+            var first = Self.push("x", seconds: 7)
+            first.collapseID = "chat"
+            var second = Self.push("y", seconds: 7)
+            second.collapseID = "chat"
+            first.acceptedAt = first.acceptedAt + .nanoseconds(123)  // a gateway's clock, finer than the store keeps
+            second.acceptedAt = first.acceptedAt
+            let x = try #require(try store.acceptPush(first))
+            let y = try #require(try store.acceptPush(second))
+            let z = try #require(try store.acceptPush(Self.push("z", app: "com.example.other", seconds: 7)))
+            #expect(abs((x.acceptedAt - first.acceptedAt).nanoseconds) < 1_000)
+            #expect(y.acceptedAt < x.acceptedAt && (x.acceptedAt - y.acceptedAt).nanoseconds < 2_000, "\(x.acceptedAt) \(y.acceptedAt)")
+            #expect(z.acceptedAt == x.acceptedAt, "another app's pushes do not move it")
+            #expect(try store.acceptPush(second) == nil, "sent again, it is not stored again")
+            let again = try OffstageStore(path: folder + "/offstage.sqlite")
+            let accepted = try again.loadPushInbox().accepted
+            #expect(Set(accepted) == [x, y, z], "what the store returned is what a restart reads back")
+        }
+    }
+
     @Test("NT-5: the records of finished pushes are kept to the newest 10,000, within a tenth and one trim interval; pushes not done are never trimmed")
     func recordsTrimmed() throws {
         try withStore { store, _ in
-            #expect(try store.acceptPush(Self.push("waiting")))
+            #expect(try store.acceptPush(Self.push("waiting")) != nil)
             let total = 11_800
             for index in 0..<total {
                 let id = "p\(index)"
-                #expect(try store.acceptPush(Self.push(id, seconds: Double(index))))
+                #expect(try store.acceptPush(Self.push(id, seconds: Double(index))) != nil)
                 try store.apply([.finish(id: id, app: "com.example.messenger", .handled(.noData))], at: Self.start + .seconds(Double(index)))
             }
             let records = try store.pushRecords(app: nil, limit: 20_000)
@@ -58,7 +80,7 @@ struct PushStoreTests {
     @Test("NT-4, NT-5: a push held, handed or done is read back after a restart in that state; done ones are records only")
     func statesSurviveRestart() throws {
         try withStore { store, folder in
-            for (index, id) in ["a", "b", "c", "d"].enumerated() { #expect(try store.acceptPush(Self.push(id, seconds: Double(index)))) }
+            for (index, id) in ["a", "b", "c", "d"].enumerated() { #expect(try store.acceptPush(Self.push(id, seconds: Double(index))) != nil) }
             try store.apply([.hold(Self.push("b"))], at: Self.start)
             try store.markPushHanded("c")
             try store.apply([.finish(id: "d", app: "com.example.messenger", .handled(.newData))], at: Self.start + .seconds(5))
