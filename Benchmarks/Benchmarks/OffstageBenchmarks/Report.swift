@@ -117,6 +117,12 @@ enum Metrics {
     static let pushBareRate = BenchmarkMetric.custom("requests/s answered, bare HTTP/2 server", polarity: .prefersLarger, useScalingFactor: false)
     static let pushLoadLatency = latency("push sent → 200 under load, gateway")
     static let pushBareLoadLatency = latency("request → 200 under load, bare HTTP/2 server")
+    static let pushClusterRate = BenchmarkMetric.custom("pushes/s accepted, three nodes over PostgreSQL", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushClusterOneNodeRate = BenchmarkMetric.custom("pushes/s accepted, one node over PostgreSQL", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushClusterAsyncRate = BenchmarkMetric.custom("pushes/s accepted, three nodes, synchronous_commit off", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushClusterBareRate = BenchmarkMetric.custom("requests/s answered, bare HTTP/2 server, cluster run", polarity: .prefersLarger, useScalingFactor: false)
+    static let pushClusterLatency = latency("push sent → 200 under load, three nodes")
+    static let pushClusterOneNodeLatency = latency("push sent → 200 under load, one node over PostgreSQL")
 
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
