@@ -123,6 +123,8 @@ enum Metrics {
     static let pushClusterBareRate = BenchmarkMetric.custom("requests/s answered, bare HTTP/2 server, cluster run", polarity: .prefersLarger, useScalingFactor: false)
     static let pushClusterLatency = latency("push sent → 200 under load, three nodes")
     static let pushClusterOneNodeLatency = latency("push sent → 200 under load, one node over PostgreSQL")
+    static let pushFailoverLost = count("pushes answered 200 and not delivered after kill -9 of the device's node")
+    static let pushFailoverDelivery = latency("kill -9 of the device's node → last stored push in the inbox")
 
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
