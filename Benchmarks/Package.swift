@@ -55,6 +55,8 @@ let package = Package(
                 .product(name: "offstaged", package: "Offstage"),
                 // The CLI, which the scale benchmark times end to end (`offstage apps`).
                 .product(name: "offstage", package: "Offstage"),
+                // The multi-device gateway, whose nodes the push cluster benchmarks start over PostgreSQL.
+                .product(name: "offstage-push", package: "Offstage"),
                 .product(name: "OffstageProtocol", package: "Offstage"),
                 .product(name: "OffstageCore", package: "Offstage"),
                 // `offstage_open_pty`: the accessory benchmark's stand-in serial port.

@@ -10,6 +10,8 @@ final class ChildProcess: @unchecked Sendable {
     let pid: pid_t
     let name: String
     private(set) var exited = false
+    /// The exit code once reaped (128 + the signal's number when a signal ended it).
+    private(set) var exitCode: Int32?
 
     /// Starts `executable` with `arguments`; stdout and stderr go to `outputPath`.
     init(_ executable: String, _ arguments: [String], outputPath: String) throws {
@@ -51,7 +53,13 @@ final class ChildProcess: @unchecked Sendable {
         guard !exited else { return false }
         var status: Int32 = 0
         let result = waitpid(pid, &status, WNOHANG)
-        if result == pid || (result < 0 && errno == ECHILD) { exited = true }
+        if result == pid {
+            exited = true
+            // WIFEXITED / WEXITSTATUS, WTERMSIG spelled out: Glibc's macros do not import into Swift.
+            exitCode = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        } else if result < 0 && errno == ECHILD {
+            exited = true
+        }
         return !exited
     }
 

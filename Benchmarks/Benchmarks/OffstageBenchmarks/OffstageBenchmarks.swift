@@ -61,6 +61,25 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Gateway cluster: pushes/s accepted, three nodes over PostgreSQL",
+        configuration: once(
+            [
+                Metrics.pushClusterRate, Metrics.pushClusterOneNodeRate, Metrics.pushClusterAsyncRate, Metrics.pushClusterBareRate,
+                Metrics.pushClusterLatency, Metrics.pushClusterOneNodeLatency,
+            ],
+            seconds: 900)
+    ) { benchmark in
+        try PushClusterThroughputBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Gateway cluster: stored pushes delivered after kill -9 of a node",
+        configuration: once([Metrics.pushFailoverLost, Metrics.pushFailoverDelivery], seconds: 600)
+    ) { benchmark in
+        try PushClusterFailoverBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in
