@@ -48,10 +48,15 @@ public final class PostgresPushStore: Sendable {
     private struct State {
         var clientTask: Task<Void, Never>?
         var listenerTask: Task<Void, Never>?
+        var keysListenerTask: Task<Void, Never>?
         var maintenanceTask: Task<Void, Never>?
+        /// The connections listening on the node's channel and on the keys channel.
         var listenConnection: PostgresConnection?
+        var keysConnection: PostgresConnection?
         var listening = false
+        var listeningForKeys = false
         var closed = false
+        var providerKeysChanged: (@Sendable (String?) -> Void)?
     }
 
     /// The database.
@@ -68,6 +73,20 @@ public final class PostgresPushStore: Sendable {
 
     /// The `NOTIFY` channel of `node`.
     public static func channel(of node: String) -> String { "offstage_push_node_\(node)" }
+
+    /// The `NOTIFY` channel every node listens on for provider keys added, replaced or removed (the key id).
+    public static let keysChannel = "offstage_push_keys"
+
+    /// Has `handler` called with a provider key's id when any node's admin added, replaced or removed it, and with
+    /// nil when notifications may have been missed (the `LISTEN` connection came back): the node's gateway forgets
+    /// the provider tokens it verified with that key (or all), so a removed key stops working on every node at once.
+    public func onProviderKeysChanged(_ handler: @escaping @Sendable (String?) -> Void) {
+        state.withLock { $0.providerKeysChanged = handler }
+    }
+
+    private func providerKeysChanged(_ id: String?) {
+        state.withLock { $0.providerKeysChanged }?(id)
+    }
 
     /// What is wrong with `node` as a node name, or nil.
     public static func problem(node: String) -> String? {
@@ -98,10 +117,12 @@ public final class PostgresPushStore: Sendable {
         let client = store.client
         let clientTask = Task { await client.run() }
         let listenerTask = Task { await store.listen() }
+        let keysListenerTask = Task { await store.listenForKeys() }
         let maintenanceTask = Task { await store.maintain() }
         store.state.withLock {
             $0.clientTask = clientTask
             $0.listenerTask = listenerTask
+            $0.keysListenerTask = keysListenerTask
             $0.maintenanceTask = maintenanceTask
         }
         let deadline = ContinuousClock.now + .seconds(15)
@@ -116,8 +137,8 @@ public final class PostgresPushStore: Sendable {
         return store
     }
 
-    /// Whether the `LISTEN` connection is up.
-    public var isListening: Bool { state.withLock { $0.listening } }
+    /// Whether both `LISTEN` connections are up: the node's channel and the keys channel.
+    public var isListening: Bool { state.withLock { $0.listening && $0.listeningForKeys } }
 
     /// How many pulls wait for a push on this node.
     public var waitingPullCount: Int { waiters.count }
@@ -131,14 +152,17 @@ public final class PostgresPushStore: Sendable {
     /// Shuts the node down: every waiting pull returns at once (later ones do not wait), this node's device links
     /// are deleted (its devices no longer count as connected), and the connections close.
     public func close() async {
-        let (alreadyClosed, tasks, connection) = state.withLock { state in
+        let (alreadyClosed, tasks, connections) = state.withLock { state in
             defer { state.closed = true }
-            return (state.closed, [state.listenerTask, state.maintenanceTask], state.listenConnection)
+            return (
+                state.closed, [state.listenerTask, state.keysListenerTask, state.maintenanceTask],
+                [state.listenConnection, state.keysConnection]
+            )
         }
         waiters.wakeAll(closing: true)
         guard !alreadyClosed else { return }
         tasks.forEach { $0?.cancel() }
-        try? await connection?.close()
+        for connection in connections { try? await connection?.close() }
         for task in tasks { await task?.value }
         do {
             try await client.query("DELETE FROM device_link WHERE node = \(node)", logger: logger)
@@ -175,13 +199,40 @@ public final class PostgresPushStore: Sendable {
 
     /// Keeps one `LISTEN` connection open on the node's channel until cancelled, waking pulls by device.
     private func listen() async {
-        let channel = Self.channel(of: node)
+        await keepListening(
+            on: Self.channel(of: node), connection: \.listenConnection,
+            listening: { listening in
+                self.state.withLock { $0.listening = listening }
+                // Anything sent while no connection listened is picked up by the pulls' next look.
+                if listening { self.waiters.wakeAll() }
+            },
+            received: { self.waiters.wake(device: $0) })
+    }
+
+    /// Keeps one `LISTEN` connection open on the keys channel until cancelled, telling the gateway which key changed;
+    /// when it listens again, every key may have, since a notification may have been missed.
+    private func listenForKeys() async {
+        await keepListening(
+            on: Self.keysChannel, connection: \.keysConnection,
+            listening: { listening in
+                self.state.withLock { $0.listeningForKeys = listening }
+                if listening { self.providerKeysChanged(nil) }
+            },
+            received: { self.providerKeysChanged($0) })
+    }
+
+    /// Listens on `channel` on a connection of its own (kept at `connection` in the state, for ``close()``) until
+    /// cancelled, connecting again with backoff when it drops; `listening` is told when it starts and stops.
+    private func keepListening(
+        on channel: String, connection slot: WritableKeyPath<State, PostgresConnection?> & Sendable,
+        listening: @escaping @Sendable (Bool) -> Void, received: @escaping @Sendable (String) -> Void
+    ) async {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
                 let connection = try await database.connect(logger: logger)
                 let closed = state.withLock { state in
-                    if !state.closed { state.listenConnection = connection }
+                    if !state.closed { state[keyPath: slot] = connection }
                     return state.closed
                 }
                 if closed {
@@ -189,26 +240,20 @@ public final class PostgresPushStore: Sendable {
                     return
                 }
                 try await connection.listen(on: channel) { notifications in
-                    state.withLock { $0.listening = true }
                     delay = .milliseconds(100)
-                    // Anything sent while no connection listened is picked up by the pulls' next look.
-                    waiters.wakeAll()
-                    for try await notification in notifications {
-                        waiters.wake(device: notification.payload)
-                    }
+                    listening(true)
+                    for try await notification in notifications { received(notification.payload) }
                 }
                 try? await connection.close()
             } catch {
                 if !Task.isCancelled {
                     logger.warning(
                         "LISTEN connection lost; reconnecting",
-                        metadata: ["node": "\(node)", "error": "\(PushStoreError.explain(error))"])
+                        metadata: ["node": "\(node)", "channel": "\(channel)", "error": "\(PushStoreError.explain(error))"])
                 }
             }
-            state.withLock {
-                $0.listening = false
-                $0.listenConnection = nil
-            }
+            listening(false)
+            state.withLock { $0[keyPath: slot] = nil }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }

@@ -44,7 +44,7 @@ public final class PushServiceNode: Sendable {
 
     /// The node's store.
     public let store: PostgresPushStore
-    /// The APNs front door (tell it ``APNsGateway/providerKeysChanged(keyID:)`` when keys change).
+    /// The APNs front door (told of key changes on any node through the store).
     public let gateway: APNsGateway
     private let server: PushGatewayServer
     private let configuration: Configuration
@@ -63,6 +63,7 @@ public final class PushServiceNode: Sendable {
     ) async throws -> PushServiceNode {
         let store = try await PostgresPushStore.open(database: configuration.database, configuration: configuration.store, logger: logger)
         let gateway = APNsGateway(backend: store, logger: logger)
+        store.onProviderKeysChanged { id in gateway.providerKeysChanged(keyID: id) }
         let webPush = WebPushGateway(backend: store, configuration: .init(publicOrigins: configuration.publicOrigins), logger: logger)
         let router = PushRouter([
             APNsRoute(gateway: gateway), WebPushRoute(gateway: webPush), WebPushMessageRoute(),

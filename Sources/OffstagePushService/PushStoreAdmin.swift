@@ -43,6 +43,7 @@ public final class PushStoreAdmin: Sendable {
             ON CONFLICT (id) DO UPDATE SET team_id = EXCLUDED.team_id, public_key_pem = EXCLUDED.public_key_pem,
                 topics = EXCLUDED.topics
             """, logger: logger)
+        try await keysChanged(key.id)
     }
 
     /// Every provider key, by id.
@@ -59,7 +60,15 @@ public final class PushStoreAdmin: Sendable {
     /// Removes provider key `id`; whether there was one.
     @discardableResult
     public func removeProviderKey(id: String) async throws -> Bool {
-        try await connection.query("DELETE FROM provider_key WHERE id = \(id) RETURNING id", logger: logger).collect().count > 0
+        let removed = try await connection.query("DELETE FROM provider_key WHERE id = \(id) RETURNING id", logger: logger).collect().count > 0
+        if removed { try await keysChanged(id) }
+        return removed
+    }
+
+    /// Tells every node that key `id` changed (after the change committed): they forget the provider tokens they
+    /// verified with it.
+    private func keysChanged(_ id: String) async throws {
+        try await connection.query("SELECT pg_notify(\(PostgresPushStore.keysChannel), \(id))", logger: logger)
     }
 
     // MARK: Devices

@@ -2,6 +2,7 @@ import Foundation
 import OffstagePush
 import OffstagePushService
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// Several nodes on one database: waking the node that holds a device's pull, claims, and shutting a node down
@@ -29,6 +30,57 @@ struct MultiNodeTests {
                 #expect(took < .seconds(5), "the pull took \(took)")
             }
         }
+    }
+
+    @Test("a provider key added or removed by the admin is announced to every node, so each gateway forgets the tokens it verified with it (NT-3, NT-5)")
+    func keyChangesReachEveryNode() async throws {
+        let database = try S.database()
+        try await S.withStore(database, node: "a") { nodeA in
+            try await S.withStore(database, node: "b") { nodeB in
+                let heard = Mutex<[String: [String?]]>([:])
+                nodeA.onProviderKeysChanged { id in heard.withLock { $0["a", default: []].append(id) } }
+                nodeB.onProviderKeysChanged { id in heard.withLock { $0["b", default: []].append(id) } }
+                #expect(await S.eventually { nodeA.isListening && nodeB.isListening })
+                let pair = ProviderKeyPair.generate()
+                try await S.withAdmin(database) { admin in
+                    try await admin.addProviderKey(ProviderKey(id: "KEY0000001", teamID: "TEAM123456", publicKeyPEM: pair.publicKeyPEM))
+                    let removed = try await admin.removeProviderKey(id: "KEY0000001")
+                    let again = try await admin.removeProviderKey(id: "KEY0000001")
+                    #expect(removed && !again, "a key that is not there changes nothing")
+                }
+                #expect(await S.eventually { heard.withLock { ($0["a"] ?? []).count(where: { $0 != nil }) == 2 && ($0["b"] ?? []).count(where: { $0 != nil }) == 2 } })
+                #expect(heard.withLock { $0["b"]?.compactMap { $0 } } == ["KEY0000001", "KEY0000001"])
+            }
+        }
+    }
+
+    @Test("a provider key removed on one node's admin stops working at once on another node that had verified a token signed with it (NT-3, NT-5)")
+    func removedKeyStopsWorkingOnEveryNode() async throws {
+        let database = try S.database()
+        let node = try await PushServiceNode.start(.init(database: database, node: "n2"))
+        do {
+            let pair = ProviderKeyPair.generate()
+            try await S.withAdmin(database) { admin in
+                try await admin.addProviderKey(ProviderKey(id: "KEY0000002", teamID: "TEAM123456", publicKeyPEM: pair.publicKeyPEM))
+            }
+            let (_, token) = try await S.enroll("phone", in: database, store: node.store)
+            let appServer = try await APNsProviderClient.connect(
+                .init(host: "127.0.0.1", port: node.port, credentials: .init(keyID: "KEY0000002", teamID: "TEAM123456", privateKeyPEM: pair.privateKeyPEM)))
+            let notification = APNsNotification(deviceToken: token, topic: "com.example.news", payload: Data(#"{"aps":{"alert":"hi"}}"#.utf8))
+            #expect(try await appServer.send(notification).status == 200)
+            #expect(node.gateway.cachedProviderTokenCount == 1, "the node verified the token once and keeps it")
+            let removed = try await S.withAdmin(database) { admin in try await admin.removeProviderKey(id: "KEY0000002") }
+            #expect(removed)
+            #expect(await S.eventually { node.gateway.cachedProviderTokenCount == 0 })
+            // The same client, the same provider token: refused now, not in an hour.
+            let refused = try await appServer.send(notification)
+            #expect(refused.status == 403, "\(refused.status) \(refused.reason ?? "")")
+            await appServer.close()
+        } catch {
+            await node.shutdown()
+            throw error
+        }
+        await node.shutdown()
     }
 
     @Test("a row another node's pull holds is skipped, and sent on the next pull once released (NT-5)")
@@ -70,7 +122,7 @@ struct MultiNodeTests {
             do {
                 let listeners = """
                     SELECT pid FROM pg_stat_activity
-                    WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                    WHERE datname = current_database() AND query LIKE 'LISTEN "offstage_push_node_%' AND pid <> pg_backend_pid()
                     """
                 let before = try await admin.query(PostgresQuery(unsafeSQL: listeners), logger: S.logger).collect().map { try $0.decode(Int32.self) }
                 #expect(before.count == 1)

@@ -54,7 +54,7 @@ struct PushInterfaceTests {
         }
         let key = PushControlInterface.KeyMessage(id: "K", teamId: "T", topics: ["a.b"], addedAt: 1)
         #expect(try IDLFields.keys(of: key) == type("Key"))
-        let gateway = PushControlInterface.GatewayMessage(embedded: true, address: "http://x:1", tls: false)
+        let gateway = PushControlInterface.GatewayMessage(embedded: false, address: "https://x:1", tls: true, linkError: "refused")
         #expect(try IDLFields.keys(of: gateway) == type("Gateway"))
         let apps = PushControlInterface.AppPushesMessage(app: "a.b", token: "t", webPushEndpoint: "http://x:1/push/s", held: "h", budget: 3)
         #expect(try IDLFields.keys(of: apps) == type("AppPushes"))
