@@ -222,19 +222,21 @@ struct MultiNodePushIntegrationTests {
         #expect(acknowledged.count == 300, "the gateway takes pushes while the device is away: \(sender.failed.withLock { $0 }) failed")
         #expect(stored > 0, "pushes waited at the gateway for the device")
         var missing: Set<String> = []
-        try daemon.waitUntil("every push answered 200 is in the restarted daemon's inbox", timeout: 30) {
-            let ids = Set(try PushIntegrationTests.status(daemon, limit: 10_000).records.map(\.id))
-            missing = Set(acknowledged).subtracting(ids)
+        try daemon.waitUntil("every push answered 200 is in the restarted daemon's inbox, finished", timeout: 30) {
+            let done = Set(try PushIntegrationTests.status(daemon, limit: 10_000).records.filter { $0.state == "done" }.map(\.id))
+            missing = Set(acknowledged).subtracting(done)
             return missing.isEmpty
         }
         #expect(missing.isEmpty, "lost: \(missing.sorted().prefix(5))")
-        // Each push was finished once: one "push <id>: …" line in the app's event log, across both daemons.
+        // None was finished twice: at most one "push <id>: …" line in the app's event log, across both daemons (the
+        // killed one's last lines may be lost with it, never doubled).
         let finished = try daemon.log(Self.messenger).compactMap { line -> String? in
             guard line.kind == "push", line.message.hasPrefix("push "), let colon = line.message.firstIndex(of: ":") else { return nil }
             return String(line.message[line.message.index(line.message.startIndex, offsetBy: 5)..<colon])
         }
-        let counts = Dictionary(finished.map { ($0, 1) }, uniquingKeysWith: +)
-        #expect(acknowledged.allSatisfy { counts[$0] == 1 }, "twice: \(counts.filter { $0.value > 1 }.keys.sorted().prefix(5))")
+        let twice = Dictionary(finished.map { ($0, 1) }, uniquingKeysWith: +).filter { $0.value > 1 }
+        #expect(twice.isEmpty, "finished twice: \(twice.keys.sorted().prefix(5))")
+        #expect(finished.count >= acknowledged.count - 50, "the log has at least the pushes finished after the restart (the kill came at the 40th 200, four streams in flight)")
         try daemon.waitUntil("the gateway holds nothing more for the device") { try Self.connectedNode(cluster).stored == 0 }
     }
 }
