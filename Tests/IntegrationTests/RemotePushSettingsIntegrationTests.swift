@@ -1,4 +1,5 @@
 import Foundation
+import OffstageDaemon
 import OffstageProtocol
 import Testing
 
@@ -24,6 +25,12 @@ struct RemotePushSettingsIntegrationTests {
             let (status, output) = try harness.runDaemonToExit()
             #expect(status != 0)
             #expect(output.contains(named), "\(output)")
+            // The daemon that could not start leaves no cgroup folder behind.
+            let folder = "offstage." + OffstageDaemonService.instanceName(for: harness.stateDirectory)
+            let mounts = CgroupMounts.current()
+            for mount in [mounts.unified, mounts.freezer].compactMap({ $0 }) {
+                #expect(!FileManager.default.fileExists(atPath: mount.mountPoint + "/" + folder), "\(mount.mountPoint)/\(folder)")
+            }
         }
     }
 

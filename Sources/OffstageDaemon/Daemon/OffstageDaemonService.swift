@@ -91,6 +91,8 @@ public struct OffstageDaemonService: Service {
         } catch {
             watcher.shutdown()
             try? await server.close()
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            control.removeAll()
             throw error
         }
         do {
@@ -101,6 +103,8 @@ public struct OffstageDaemonService: Service {
             handOffs.stop()
             watcher.shutdown()
             try? await server.close()
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            control.removeAll()
             throw error
         }
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
@@ -125,6 +129,8 @@ public struct OffstageDaemonService: Service {
             accessoryPaths.stop()
             watcher.shutdown()
             try? await server.close()
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            control.removeAll()
             throw error
         }
         let (desktop, noDesktop) = connectDesktop { event in loop.execute { engine.desktopEvent(event) } }
@@ -260,8 +266,9 @@ public struct OffstageDaemonService: Service {
         return (control, reasons.isEmpty ? "the best available" : reasons.joined(separator: "; "))
     }
 
-    /// A short stable name for this state folder, so two daemons never share cgroups.
-    static func instanceName(for stateDirectory: String) -> String {
+    /// A short stable name for this state folder, so two daemons never share cgroups: theirs are under
+    /// `offstage.<name>` at each cgroup mount.
+    public static func instanceName(for stateDirectory: String) -> String {
         let path = URL(fileURLWithPath: stateDirectory).standardizedFileURL.path
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in path.utf8 {
