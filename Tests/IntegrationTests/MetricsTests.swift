@@ -1,6 +1,7 @@
 import Foundation
 import OffstageProtocol
 import Testing
+import TestProcesses
 
 #if canImport(Glibc)
 import Glibc
@@ -187,11 +188,7 @@ struct MetricsTests {
     }
 
     /// A port that was free a moment ago: the kernel's choice for port 0, released again.
-    static func freePort() throws -> Int {
-        let (fd, port) = try listeningSocket()
-        close(fd)
-        return port
-    }
+    static func freePort() throws -> Int { try FreePort.loopback() }
 
     struct HTTPResponse: CustomStringConvertible {
         var status: Int

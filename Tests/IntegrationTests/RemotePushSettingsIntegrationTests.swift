@@ -2,6 +2,7 @@ import Foundation
 import OffstageDaemon
 import OffstageProtocol
 import Testing
+import TestProcesses
 
 /// A device told to take its pushes from an `offstage-push` gateway that is wrong or away (SPEC NT-5, decision
 /// 0035): the daemon says what is wrong and the fix, and changes nothing it should not.
@@ -36,8 +37,8 @@ struct RemotePushSettingsIntegrationTests {
 
     @Test("NT-5: with the gateway away, an app's registration fails naming it (the app tries again later), push-status says why the link is down, and the keys live at the gateway")
     func gatewayAway() throws {
-        // A port nothing listens on: bound, then closed, by this test.
-        let socket = try RawTCPPort.free()
+        // A port nothing listens on.
+        let socket = try FreePort.loopback()
         let settings = Self.settings([
             "url": .string("http://127.0.0.1:\(socket)"), "device": "phone-1", "secretFile": .string(NSTemporaryDirectory() + "offstage-secret-\(socket)"),
         ])
@@ -67,24 +68,5 @@ struct RemotePushSettingsIntegrationTests {
             let list = try daemon.cli(["push-keys", "list"])
             #expect(list.status != 0 && list.stderr.contains("offstage-push keys"), "\(list.stderr)")
         }
-    }
-}
-
-/// A loopback TCP port that was free a moment ago: bound to port 0, read, closed.
-enum RawTCPPort {
-    static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw HarnessError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -88,7 +88,7 @@ public final class PostgresServer: @unchecked Sendable {  // immutable after ini
     private static func startCluster(binaries: String, folder: String, options: [String: String]) throws -> (pid_t, Int) {
         var lastError: (any Error)?
         for _ in 0..<3 {
-            let port = try freePort()
+            let port = try FreePort.loopback()
             var settings = ["listen_addresses": "127.0.0.1", "fsync": "off", "unix_socket_directories": folder]
             settings.merge(options) { _, given in given }
             let serverOptions = (["-p \(port)"] + settings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" })
@@ -163,22 +163,5 @@ public final class PostgresServer: @unchecked Sendable {  // immutable after ini
             let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             throw ServerError("\((program as NSString).lastPathComponent) exited \(code): \(said.suffix(1500))")
         }
-    }
-
-    /// A TCP port on 127.0.0.1 nothing listens on at this moment.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ServerError("socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw ServerError("bind to a free port failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

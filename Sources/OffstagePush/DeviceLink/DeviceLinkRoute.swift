@@ -161,17 +161,11 @@ public struct DeviceLinkRoute: PushRoute {
     }
 
     static func refusal(_ status: Int, _ reason: String, _ message: String, allow: String? = nil, challenge: Bool = false) -> PushHTTPResponse {
-        struct Body: Encodable {
-            var reason: String
-            var message: String
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var headers = [PushHeaderField("content-type", "application/json")]
         if let allow { headers.append(PushHeaderField("allow", allow)) }
         if challenge { headers.append(PushHeaderField("www-authenticate", "Basic realm=\"offstage-push\"")) }
         return PushHTTPResponse(
-            status: status, headers: headers, body: (try? encoder.encode(Body(reason: reason, message: message))) ?? Data())
+            status: status, headers: headers, body: WebPushRefusal.errorBody(reason: reason, message: message))
     }
 }
 

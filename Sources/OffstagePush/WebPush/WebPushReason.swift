@@ -82,14 +82,19 @@ public struct WebPushRefusal: Error, Sendable, Hashable, CustomStringConvertible
     public var status: Int { reason.status }
 
     /// The JSON body: `{"reason":"<Reason>","message":"<what was wrong and the fix>"}`.
-    public var body: Data {
+    public var body: Data { Self.errorBody(reason: reason.rawValue, message: message) }
+
+    /// `{"reason":…,"message":…}`, sorted keys, slashes as they are: the error body of the Web Push front door and
+    /// of the device link.
+    static func errorBody(reason: String, message: String) -> Data {
         struct Body: Encodable {
             var reason: String
             var message: String
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(Body(reason: reason.rawValue, message: message))) ?? Data()
+        // Two strings always encode.
+        return (try? encoder.encode(Body(reason: reason, message: message))) ?? Data()
     }
 
     /// The whole response: status, `content-type: application/json`, the extra headers and ``body``.
