@@ -88,9 +88,15 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// An app's remote-notification handler has this long to complete, then the app is terminated (SPEC NT-4).
     /// Default 30 s.
     public var remoteNotificationTime: Double = 30
+    /// A newsstand app (`newsstand-content`) is woken for a new issue's push at most once in this long (SPEC MODE-5;
+    /// the platform's rule was once a day). Default 86,400 s.
+    public var newsstandWakeInterval: Double = 86_400
     /// The device's offset from UTC in seconds, for hours of the day and daily budgets. Nil (the default) means the
     /// system's: the daemon reads it at start; the core and the simulator take nil as UTC.
     public var utcOffsetSeconds: Int?
+    /// Background transfers: how many run at once, retries, relaunches (SPEC §5). A configuration file gives them as
+    /// one object, `"transfers": {"maximumRunning": 6, …}`; keys left out keep their defaults.
+    public var transfers = TransferLimits()
 
     /// The defaults.
     public init() {}
@@ -107,7 +113,8 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case significantChangeDistance, accessoryEventTime, maximumAccessoriesPerApp
         case maximumPendingNotificationsPerApp, maximumDeliveredNotificationsPerApp, maximumNotificationContentBytes
         case minimumNotificationRepeatInterval, notificationLateAfter
-        case backgroundPushesPerHour, backgroundPushBurst, remoteNotificationTime
+        case backgroundPushesPerHour, backgroundPushBurst, remoteNotificationTime, newsstandWakeInterval
+        case transfers
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,6 +162,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         // Wakes per hour, not seconds, but the same rule.
         backgroundPushesPerHour = try value(.backgroundPushesPerHour, defaults.backgroundPushesPerHour)
         remoteNotificationTime = try value(.remoteNotificationTime, defaults.remoteNotificationTime)
+        newsstandWakeInterval = try value(.newsstandWakeInterval, defaults.newsstandWakeInterval)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
             guard range.contains(value) else {
@@ -173,6 +181,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         backgroundPushBurst = try integer(.backgroundPushBurst, defaults.backgroundPushBurst, in: 0...10_000)
         maximumNotificationContentBytes = try integer(
             .maximumNotificationContentBytes, defaults.maximumNotificationContentBytes, in: 256...1_048_576)
+        transfers = try container.decodeIfPresent(TransferLimits.self, forKey: .transfers) ?? defaults.transfers
         if container.contains(.utcOffsetSeconds) {
             utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
         }

@@ -35,6 +35,9 @@ public enum CoreAction: Hashable, Sendable {
     case notification(NotificationAction)
     /// Persist what became of pushes (SPEC NT-4, NT-5).
     case push(PushAction)
+    /// Journal, start, stop or hand over background transfers (SPEC §5). Indirect: a task is large, and every action
+    /// would otherwise take its size (a burst of 64,000 notifications is that many actions).
+    indirect case transfer(TransferAction)
 }
 
 /// How to launch an app.

@@ -13,6 +13,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case notification
         /// A push arrived, was held, woke an app, or ended (SPEC NT-4, NT-5).
         case push
+        /// A background transfer created, started, retried, finished, or its app woken for it (SPEC §5).
+        case transfer
     }
 
     /// When it happened.

@@ -64,6 +64,7 @@ extension OffstageCore {
         case .willTerminate: process.termination?.escalateAt ?? now + configuration.willTerminate
         case .backgroundTasksExpiring: nil  // the budget's end bounds it
         case .runTask, .performFetch, .taskExpiring, .remoteNotification: nil  // the run's runtime and grace bound it
+        case .transferEvents: now + configuration.callback  // the SDK answers at once; a run, if any, bounds the handler
         case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent, .locations,
             .locationError, .notificationWillPresent, .notificationResponse:
             now + configuration.callback
@@ -156,6 +157,7 @@ extension OffstageCore {
         }
         if settleRuns(id, now) { return }
         if settlePushRuns(id, now) { return }
+        settleTransferRuns(id, now)
         if let overrun = process.ledger.overrunDue, now >= overrun {
             let tasks = process.ledger.tasks
             let longest = tasks.map { (now - $0.begunAt).inSeconds }.max() ?? 0
@@ -237,7 +239,7 @@ extension OffstageCore {
         // A run's handler is bounded by the run's own deadline, not a callback watchdog.
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring, .remoteNotification: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent, .locations,
-            .locationError, .notificationWillPresent, .notificationResponse:
+            .locationError, .notificationWillPresent, .notificationResponse, .transferEvents:
             configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent

@@ -7,6 +7,9 @@ extension OffstageCore {
         var earliest: Instant? = schedulerDeadline
         if let due = notifications.nextDue, earliest == nil || due < earliest! { earliest = due }
         if let due = pushes.nextRelease(pushLimits), earliest == nil || due < earliest! { earliest = due }
+        for due in [transfers.nextLift, transferRelaunchAt] {
+            if let due, earliest == nil || due < earliest! { earliest = due }
+        }
         for candidate in processDeadlines.values where earliest == nil || candidate < earliest! {
             earliest = candidate
         }
@@ -27,6 +30,7 @@ extension OffstageCore {
         if let at = process.suspendAt { result.append(at) }
         for run in process.runs { result.append(run.deadline) }
         for run in process.pushRuns { result.append(run.deadline) }
+        for run in process.transferRuns { result.append(run.deadline) }
         return result
     }
 

@@ -95,6 +95,7 @@ extension OffstageCore {
         perform(modes.forget(id), now)
         perform(notifications.forget(id))
         perform(pushes.forget(id, reason: "'\(id)' was uninstalled"), now)
+        perform(transfers.forget(id))
         emit(.forget(id, bundlePath: entry.app.bundlePath))
         log(now, id, .uninstall, message)
     }
@@ -138,6 +139,7 @@ extension OffstageCore {
         apps[id]?.app.settings = settings
         emit(.saveApp(id))
         scheduleAgain(id)
+        transfers.dirty = true
         // Whether a mode may keep it running depends on its settings (SPEC SET-2).
         touched.insert(id)
         post(.settingsChange, to: id, now)
@@ -149,6 +151,8 @@ extension OffstageCore {
     public mutating func shutdown(at now: Instant) -> [CoreAction] {
         shuttingDown = true
         schedulerDeadline = nil
+        // Running transfers stop (and resume from their checkpoints at the next start).
+        transfers.dirty = true
         for id in apps.keys.sorted() where apps[id]?.process != nil {
             terminate(id, .shutdown, .graceful, now)
         }

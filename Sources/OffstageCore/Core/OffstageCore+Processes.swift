@@ -54,6 +54,7 @@ extension OffstageCore {
     mutating func processGone(_ id: AppID, status: ExitStatus, _ now: Instant) {
         cutOffRuns(id, status, now)
         cutOffPushRuns(id, status, now)
+        cutOffTransferRuns(id)
         guard var entry = apps[id], let process = entry.process else { return }
         let reason = process.termination?.reason
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)

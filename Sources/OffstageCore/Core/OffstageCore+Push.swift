@@ -58,7 +58,20 @@ extension OffstageCore {
         }
         // Shutting down: the push stays accepted in the store and is handed in again at the next start.
         guard !shuttingDown else { return }
-        if isActiveInFront(entry) || push.type == .voip || pushes.takeWake(push.app, at: now, pushLimits) {
+        if isActiveInFront(entry) || push.type == .voip {
+            startPushRun(push, now)
+        } else if Self.wokenAsNewsstand(push, entry) {
+            // A newsstand app is woken for a new issue at most once a day (SPEC MODE-5), as the platform did; a later
+            // announcement within the day is not held: the next one after it wakes the app.
+            if let last = pushes.newsstandWakes[push.app], now < last + .seconds(double: configuration.newsstandWakeInterval) {
+                let next = last + .seconds(double: configuration.newsstandWakeInterval)
+                return finishPush(
+                    push, shown ?? .notDelivered("the app was woken for a new issue less than a day ago; an announcement after \(next.clockTime) wakes it"), now)
+            }
+            pushes.newsstandWoke(push.app, at: now)
+            log(now, push.app, .push, "push \(push.id): a new issue for the newsstand app")
+            startPushRun(push, now)
+        } else if pushes.takeWake(push.app, at: now, pushLimits) {
             startPushRun(push, now)
         } else if push.attemptOnce {
             finishPush(
@@ -73,7 +86,7 @@ extension OffstageCore {
     func wakeRefusal(_ push: RemotePush, _ entry: AppEntry, _ now: Instant) -> String? {
         let modes = entry.app.manifest.backgroundModes
         if push.type == .voip, !modes.contains(.voip) { return "a VoIP push needs the 'voip' background mode" }
-        if push.type != .voip, !modes.contains(.remoteNotification), !isActiveInFront(entry) {
+        if push.type != .voip, !modes.contains(.remoteNotification), !modes.contains(.newsstandContent), !isActiveInFront(entry) {
             return "the app does not declare the 'remote-notification' background mode"
         }
         if isActiveInFront(entry) { return nil }
@@ -86,6 +99,13 @@ extension OffstageCore {
             return "the app crashed in the background; no background launch before \(notBefore.clockTime)"
         }
         return nil
+    }
+
+    /// Whether `push` wakes its app as a newsstand app's new-issue announcement: a background push to an app that
+    /// declares `newsstand-content` and not `remote-notification` (SPEC MODE-5).
+    static func wokenAsNewsstand(_ push: RemotePush, _ entry: AppEntry) -> Bool {
+        let modes = entry.app.manifest.backgroundModes
+        return push.type != .voip && modes.contains(.newsstandContent) && !modes.contains(.remoteNotification)
     }
 
     func isActiveInFront(_ entry: AppEntry) -> Bool {

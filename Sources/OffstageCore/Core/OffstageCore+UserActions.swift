@@ -115,6 +115,7 @@ extension OffstageCore {
         }
         apps[id]?.pendingOpen = false
         scheduleAgain(id)
+        cancelTransfersOnForceQuit(id, now)
         if entry.process != nil {
             terminate(id, .forceQuit, .immediate, now)
         } else {
@@ -173,6 +174,7 @@ extension OffstageCore {
         }
         emit(.saveApp(id))
         scheduleAgain(id)
+        perform(transfers.userOpened(id))
         guard let process = entry.process else {
             launch(id, reason, now)
             return

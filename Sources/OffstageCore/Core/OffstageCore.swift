@@ -49,6 +49,12 @@ public struct OffstageCore: Sendable {
     public internal(set) var notifications = NotificationSchedule()
     /// Background pushes held over budget, and each app's budget (SPEC NT-4).
     public internal(set) var pushes = PushInbox()
+    /// Background transfers: sessions, tasks, what runs (SPEC §5).
+    public internal(set) var transfers = TransferQueue()
+    /// What the transfer queue last decided with.
+    var transferInputs: TransferInputs?
+    /// When an app's launch for its finished transfers, delayed, is due (SPEC TR-3).
+    var transferRelaunchAt: Instant?
 
     /// Creates a core.
     /// - Parameters:
@@ -166,6 +172,9 @@ public struct OffstageCore: Sendable {
                     deadlinesStale.insert(id)
                 }
             }
+            // Transfers may launch or resume apps: those are settled in the next round.
+            decideTransfers(now)
+            if !touched.isEmpty { continue }
             let due = schedulerDeadline.map { $0 <= now } ?? false
             guard schedulerDirty || due else { break }
             runScheduler(now)

@@ -36,6 +36,12 @@ public struct AppProcess: Hashable, Sendable {
     public var runs: [TaskRun] = []
     /// Remote-notification handlers the app is running (SPEC NT-4).
     public var pushRuns: [PushRun] = []
+    /// Handlers of background sessions' events the app is running (SPEC TR-3).
+    public var transferRuns: [TransferEventsRun] = []
+    /// Background sessions this process opened: their events go straight to it.
+    public var transferSessionsOpen: Set<String> = []
+    /// When each open session last told the app of progress.
+    public var transferSignals: [String: Instant] = [:]
     /// When the app will be suspended if it stays idle in the background (SPEC LC-4).
     public var suspendAt: Instant?
     /// Why the app was last suspended, for `offstage apps` and `explain`: nothing held it, and which mode would have
@@ -58,7 +64,7 @@ public struct AppProcess: Hashable, Sendable {
 
     /// Whether something keeps the app running in the background (SPEC LC-4, BT-2).
     public var isBusy: Bool {
-        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks || !runs.isEmpty || !pushRuns.isEmpty
+        inFlight != nil || !queue.isEmpty || ledger.hasOpenTasks || !runs.isEmpty || !pushRuns.isEmpty || !transferRuns.isEmpty
     }
 }
 

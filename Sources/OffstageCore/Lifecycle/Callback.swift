@@ -63,6 +63,10 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A push with `content-available` (`application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`, SPEC
     /// NT-4): the app completes the run within 30 s.
     case remoteNotification(RemoteNotificationCall)
+    /// The background session `session` has events (finished tasks, errors, progress): the app fetches them. With a
+    /// run, it is `application(_:handleEventsForBackgroundURLSession:completionHandler:)` (SPEC TR-3), completed with
+    /// `CompleteTransferEvents`; without, the session is open in the app and its delegate hears of them directly.
+    case transferEvents(session: String, run: UInt64?)
 
     /// The callback's wire name.
     public var name: String {
@@ -87,6 +91,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .notificationWillPresent: "notificationWillPresent"
         case .notificationResponse: "notificationResponse"
         case .remoteNotification: "remoteNotification"
+        case .transferEvents: "transferEvents"
         }
     }
 

@@ -10,6 +10,12 @@ public struct PushInbox: Hashable, Sendable {
     public private(set) var budgets: [AppID: PushBudget] = [:]
     /// The push held for each app, waiting for its budget.
     public private(set) var held: [AppID: RemotePush] = [:]
+    /// When each newsstand app was last woken for a new issue (SPEC MODE-5). Like the budgets, not stored: after a
+    /// restart an app may be woken at once.
+    public private(set) var newsstandWakes: [AppID: Instant] = [:]
+
+    /// The newsstand app was woken for a new issue at `now`.
+    mutating func newsstandWoke(_ app: AppID, at now: Instant) { newsstandWakes[app] = now }
 
     /// Nothing held, every budget full.
     public init() {}
@@ -70,6 +76,7 @@ public struct PushInbox: Hashable, Sendable {
     /// The app is gone: its held push is finished with `reason`, its budget forgotten.
     mutating func forget(_ app: AppID, reason: String) -> [PushAction] {
         budgets[app] = nil
+        newsstandWakes[app] = nil
         guard let push = held.removeValue(forKey: app) else { return [] }
         return [.finish(id: push.id, app: app, .notDelivered(reason))]
     }

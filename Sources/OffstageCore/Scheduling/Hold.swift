@@ -41,6 +41,12 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
     case batteryLow(level: Int, minimum: Int)
     /// The app spent its daily background budget on battery.
     case dailyBudget(used: Double, budget: Double, resetsAt: Instant)
+    /// A transfer failed and waits before trying again (SPEC TR-4).
+    case retryBackoff(until: Instant)
+    /// The transfer's session does not allow metered networks, and the network is metered (SPEC TR-5).
+    case meteredNotAllowed
+    /// A discretionary transfer waits for an unmetered network (SPEC TR-5).
+    case unmeteredNetworkWanted
 
     /// The controller that checks this condition, a stable name for scripts.
     public var controller: String {
@@ -59,6 +65,8 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
         case .deviceNotIdle: "idle"
         case .batteryLow: "battery"
         case .dailyBudget: "budget"
+        case .retryBackoff: "retry"
+        case .meteredNotAllowed, .unmeteredNetworkWanted: "network"
         }
     }
 
@@ -69,6 +77,7 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
         case .earliestBegin(let at): at
         case .fetchInterval(let next): next
         case .dailyBudget(_, _, let resetsAt): resetsAt
+        case .retryBackoff(let until): until
         default: nil
         }
     }
@@ -99,6 +108,9 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
         case .batteryLow(let level, let minimum): "the battery is at \(level) %, below \(minimum) %, and not charging"
         case .dailyBudget(let used, let budget, let resetsAt):
             "the app spent its daily background budget (\(format(used)) of \(format(budget)) s on battery); resets at \(resetsAt.clockTime)"
+        case .retryBackoff(let until): "it failed and tries again at \(until.clockTime)"
+        case .meteredNotAllowed: "its session does not allow metered networks and the network is metered"
+        case .unmeteredNetworkWanted: "it is discretionary and waits for an unmetered network"
         }
     }
 }

@@ -60,6 +60,9 @@ public struct AppBehavior: Sendable {
     /// How long its remote-notification handler runs before completing, and with what (SPEC NT-4); nil: it never
     /// completes.
     public var pushHandler: (runtime: Duration, result: TaskResult)? = (.milliseconds(100), .newData)
+    /// How long its handler of a background session's events runs before calling its completion handler (SPEC TR-3);
+    /// nil: it never calls it.
+    public var transferEventsHandler: Duration? = .milliseconds(100)
 
     public init() {}
 

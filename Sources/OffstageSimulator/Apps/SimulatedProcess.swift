@@ -28,9 +28,15 @@ enum ProcessEvent: Sendable {
     case completeRun(pid: Int32, run: UInt64, result: TaskResult)
     case stopAudio(pid: Int32)
     case completePush(pid: Int32, run: UInt64, result: TaskResult)
+    /// The app's handler of a session's events calls its completion handler.
+    case completeTransferEvents(pid: Int32, run: UInt64)
+    /// The simulated network finished moving the bytes of a transfer's attempt (not a process's event: pid 0).
+    case transferAttemptEnds(task: UInt64, attempt: UInt64)
 
     var pid: Int32 {
         switch self {
+        case .transferAttemptEnds: 0
+        case .completeTransferEvents(let pid, _): pid
         case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _),
             .completeRun(let pid, _, _), .stopAudio(let pid), .completePush(let pid, _, _):
             pid
@@ -86,6 +92,8 @@ extension Simulation {
                 perform(action)
             case .push(let action):
                 perform(action)
+            case .transfer(let action):
+                perform(action)
             }
         }
     }
@@ -134,6 +142,7 @@ extension Simulation {
         case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)
         case .notificationResponse(let response): notificationResponses[id, default: []].append(response)
         case .remoteNotification(let call): startPushHandler(call, pid: pid, app: id)
+        case .transferEvents(let session, let run): handleTransferEvents(session, run: run, pid: pid, app: id)
         case .locations(let fixes): deliveredLocations[id, default: []] += fixes
         case .audioInterruption(let event):
             if !event.began, event.shouldResume, behavior.resumesAudioAfterInterruption,
@@ -190,6 +199,7 @@ extension Simulation {
     }
 
     mutating func handle(_ event: ProcessEvent) {
+        if case .transferAttemptEnds(let task, let attempt) = event { return transferAttemptEnds(task, attempt: attempt) }
         guard let process = processes[event.pid] else { return }
         switch event {
         case .attach(let pid):
@@ -218,6 +228,10 @@ extension Simulation {
             setPlaying(false, pid: pid, app: process.app)
         case .completePush(let pid, let run, let result):
             completePush(run, result, pid: pid, app: process.app)
+        case .completeTransferEvents(let pid, let run):
+            completeTransferEvents(run, pid: pid, app: process.app)
+        case .transferAttemptEnds:
+            break
         }
     }
 

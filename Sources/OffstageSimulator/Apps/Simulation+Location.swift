@@ -40,7 +40,7 @@ extension Simulation {
     }
 
     /// The machine restarts: every app process is gone, and a new core reads every app back from its durable state,
-    /// as the daemon does from its store. The sockets the processes handed off went with them; the new shell watches
+    /// and the transfers from their journal, as the daemon does from its store. The sockets the processes handed off went with them; the new shell watches
     /// nothing until the core asks it to watch every registered accessory again (SPEC MODE-4).
     public mutating func reboot() {
         var device = core.device
@@ -53,6 +53,11 @@ extension Simulation {
         accessorySessions = [:]
         accessoryWatches = [:]
         core = restarted
+        // Transfers come back from their journal: running ones resume from their checkpoints (SPEC TR-6).
+        transferAttempts = [:]
+        perform(core.restoreTransfers(
+            tasks: transferJournal.values.sorted { $0.id < $1.id }, sessions: transferSessionJournal.values.sorted { $0.key < $1.key },
+            relaunches: transferRelaunchJournal))
         perform(core.advance(to: now))
         perform(core.watchAccessories(at: now))
     }

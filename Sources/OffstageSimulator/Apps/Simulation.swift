@@ -46,6 +46,21 @@ public struct Simulation: Sendable {
     public internal(set) var pushOutcomes: [String: PushOutcome] = [:]
     /// The pushes held over budget, as the store keeps them.
     public internal(set) var heldPushes: [String: RemotePush] = [:]
+    /// Background transfers as the daemon's journal keeps them, by task id (SPEC TR-6).
+    public internal(set) var transferJournal: [UInt64: TransferTask] = [:]
+    /// The downloads handed over to their apps, in order.
+    public internal(set) var handedOverTransfers: [UInt64] = []
+    /// The finished tasks each app's session delegate heard of, in order (SPEC TR-3).
+    public internal(set) var transferEventsHeard: [AppID: [UInt64]] = [:]
+    /// The simulated network: bytes per second each running transfer moves.
+    public var transferBandwidth: Double = 10_000_000
+    /// The size of what each URL serves (1 MB when not given); a negative size makes the server answer 404.
+    public var transferSizes: [String: Int64] = [:]
+    /// The attempt in flight of each running task.
+    var transferAttempts: [UInt64: UInt64] = [:]
+    /// Sessions and launch counts as the journal keeps them.
+    public internal(set) var transferSessionJournal: [TransferSessionKey: TransferSession] = [:]
+    public internal(set) var transferRelaunchJournal: [AppID: TransferRelaunches] = [:]
 
     /// Creates a simulation.
     /// - Parameters:

@@ -476,7 +476,7 @@ enum CoreInvariants {
             if seen.apps[id]?.process?.frozen != true {
                 fail(.ownProcessOnly, "the socket of \(id) is watched though \(id) is not suspended")
             }
-        case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory, .push:
+        case .watchSocket, .closeSocket, .watchAccessory, .unwatchAccessory, .push, .transfer:
             break
         case .notification(let notification):
             var isFiring = false

@@ -414,6 +414,8 @@ struct ModelShell {
                 pushes.wakes[id] = nil
             case .push(let action):
                 _ = pushes.apply(action)  // what it breaks, the check of the action above has recorded
+            case .transfer:
+                break  // the model creates no transfers
             case .notification(let action):
                 var pushAlert = false
                 if case .fire(let key, _, _) = action { pushAlert = pushes.isAlert(key) }
@@ -638,6 +640,7 @@ struct ModelShell {
         case .notification(let action): key = "notification.\(action.kindName)"
         case .push(.hold): key = "push.hold"
         case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"
+        case .transfer: return
         }
         coverage[key, default: 0] += 1
     }
@@ -659,6 +662,7 @@ struct ModelShell {
         case .saveApp, .saveDevice: nil
         case .notification(let action): "→ notification \(action.kindName)"
         case .push(let action): "→ push \(action)"
+        case .transfer(let action): "→ transfer \(action)"
         }
     }
 }

@@ -1,0 +1,82 @@
+/// What an app may ask of background transfers (SPEC TR-1, bad input): session identifiers, URLs, methods, headers,
+/// file names and dates, each refused naming what is wrong and the fix.
+extension OffstageCore {
+    static func checkSessionIdentifier(_ identifier: String) throws(CoreError) {
+        guard !identifier.isEmpty, identifier.utf8.count <= 256, !identifier.contains(where: { $0.isNewline || $0 == "\0" }) else {
+            throw CoreError(
+                .invalidArgument, "session identifier \(QuotedText.quote(identifier)) is empty, too long or has control characters",
+                fix: "use a short name such as 'com.example.app.downloads' (at most 256 bytes)")
+        }
+    }
+
+    static func unknownSession(_ key: TransferSessionKey) -> CoreError {
+        CoreError(
+            .noSuchTask, "'\(key.app)' has no background session \(QuotedText.quote(key.identifier))",
+            fix: "create the session (its configuration with this identifier) before its tasks")
+    }
+
+    /// Checks what an app asked: an absolute http(s) URL with a host, a method that fits the kind, an upload's file,
+    /// a file name that stays in the app's folder, an earliest begin date in range.
+    func checkTransferRequest(_ request: inout TransferRequest, _ now: Instant) throws(CoreError) {
+        let url = request.url
+        let lower = url.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") { rest = url.dropFirst(8) } else if lower.hasPrefix("http://") { rest = url.dropFirst(7) } else {
+            throw CoreError(.invalidArgument, "URL \(QuotedText.quote(url)) is not an http or https URL", fix: "give an absolute http:// or https:// URL")
+        }
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !host.isEmpty, !host.hasPrefix(":"), !url.contains(where: { $0.isWhitespace || $0.isNewline }), url.utf8.count <= 8_192 else {
+            throw CoreError(.invalidArgument, "URL \(QuotedText.quote(url)) has no host, or has spaces", fix: "give an absolute URL such as https://example.com/file.zip")
+        }
+        let allowed = request.kind == .download ? ["GET"] : ["PUT", "POST"]
+        request.method = request.method.uppercased()
+        guard allowed.contains(request.method) else {
+            throw CoreError(
+                .invalidArgument, "method \(QuotedText.quote(request.method)) does not fit a \(request.kind.rawValue)",
+                fix: "use \(allowed.joined(separator: " or "))")
+        }
+        if request.kind == .upload, request.uploadFile?.isEmpty ?? true {
+            throw CoreError(.invalidArgument, "an upload needs the file it sends", fix: "give the file with the upload task")
+        }
+        for header in request.headers {
+            let reserved = ["range", "if-range", "content-length", "host", "transfer-encoding", "connection"]
+            guard !header.name.isEmpty, !header.name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline }),
+                !header.value.contains(where: \.isNewline), !reserved.contains(header.name.lowercased())
+            else {
+                throw CoreError(
+                    .invalidArgument, "header \(QuotedText.quote(header.name)) cannot be set on a background transfer",
+                    fix: "give header names without spaces or colons and values on one line; Range, If-Range, Content-Length, Host, Transfer-Encoding and Connection are the daemon's")
+            }
+        }
+        request.filename = Self.safeFilename(request.filename, url: url)
+        if let earliest = request.earliestBegin {
+            if earliest > now + .seconds(double: configuration.maximumEarliestBeginAhead) {
+                throw CoreError(
+                    .invalidArgument, "earliest begin date \(earliest.clockTime) is more than \(Int(configuration.maximumEarliestBeginAhead)) s ahead",
+                    fix: "give a date within a week")
+            }
+            if earliest < now - .seconds(double: configuration.maximumEarliestBeginPast) {
+                throw CoreError(.invalidArgument, "earliest begin date \(earliest.clockTime) is more than a day in the past", fix: "give a date from now on, or none")
+            }
+        }
+    }
+
+    /// A file name that stays inside the app's folder: the last path component of `name`, else of the URL's path,
+    /// without control characters, `..` or a leading dot; `download` when nothing is left.
+    public static func safeFilename(_ name: String, url: String) -> String {
+        func clean(_ text: Substring) -> String {
+            let last = text.split(separator: "/").last.map(String.init) ?? ""
+            var result = String(last.filter { !$0.isNewline && $0 != "\0" && !($0.asciiValue.map { $0 < 32 || $0 == 127 } ?? false) && $0 != "\\" })
+            while result.hasPrefix(".") { result.removeFirst() }
+            return String(result.prefix(200))
+        }
+        let given = clean(Substring(name))
+        if !given.isEmpty { return given }
+        var path = Substring(url)
+        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        path = path.drop { $0 != "/" }
+        path = path.prefix { $0 != "?" && $0 != "#" }
+        let fromURL = clean(path)
+        return fromURL.isEmpty ? "download" : fromURL
+    }
+}

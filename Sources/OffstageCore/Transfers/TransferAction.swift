@@ -1,0 +1,83 @@
+/// What the transfer queue asks the shell to do (SPEC §5). Journal writes come before the action they make safe:
+/// a task is saved `running` before it is started, and `completed` before its file is handed over.
+public enum TransferAction: Hashable, Sendable {
+    /// Write the task's row (created, or its state, bytes, validator or retry changed).
+    case save(TransferTask)
+    /// Remove the task's row, its part file, and a handed-over file the app left where it was given.
+    case delete(TransferTask)
+    /// Write the session's row.
+    case saveSession(TransferSession)
+    /// Remove the session's row.
+    case deleteSession(TransferSessionKey)
+    /// Write how often the app was launched for its transfers.
+    case saveRelaunches(AppID, TransferRelaunches)
+    /// Start attempt `task.attempt` of the task, resuming from `task.bytesDone` against `task.validator`; report its
+    /// progress and end with ``OffstageCore/transferProgress(_:attempt:bytesDone:bytesExpected:validator:restarted:at:)``
+    /// and ``OffstageCore/transferEnded(_:attempt:_:at:)``.
+    case start(TransferTask)
+    /// Stop attempt `attempt` of the task (it is held back, paused or cancelled); report its end as cancelled.
+    case stop(id: UInt64, attempt: UInt64)
+    /// The download completed and is saved so: move its part file into the app's folder under its file name.
+    case handOver(TransferTask)
+}
+
+/// The numbers the transfer queue decides with (settings, SPEC TR-4, TR-5; decision 0037).
+public struct TransferLimits: Hashable, Sendable, Codable {
+    /// Transfers running at once on the device. Default 6.
+    public var maximumRunning: Int = 6
+    /// Transfers of one app running at once. Default 4.
+    public var maximumRunningPerApp: Int = 4
+    /// Wait after the first transient failure; it doubles with each failure in a row. Default 5 s.
+    public var retryDelay: Double = 5
+    /// The longest wait between attempts. Default 900 s.
+    public var maximumRetryDelay: Double = 900
+    /// A task with no byte moved for this long fails as timed out (the platform's resource timeout). Default 7 days.
+    public var resourceTimeout: Double = 604_800
+    /// Wait before the second launch of an app for its transfers; it doubles with each launch until the user opens
+    /// the app. Default 30 s.
+    public var relaunchDelay: Double = 30
+    /// The longest such wait. Default 3,600 s.
+    public var maximumRelaunchDelay: Double = 3_600
+    /// The app's handler of a session's events has this long to call its completion handler. Default 30 s.
+    public var eventsHandlerTime: Double = 30
+    /// Tasks one app may have unfinished. Default 1,000.
+    public var maximumTasksPerApp: Int = 1_000
+
+    /// The defaults.
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = TransferLimits()
+        func seconds(_ key: CodingKeys, _ fallback: Double) throws -> Double {
+            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
+            guard value.isFinite, value >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a non-negative number of seconds")
+            }
+            return value
+        }
+        func count(_ key: CodingKeys, _ fallback: Int) throws -> Int {
+            guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
+            guard (1...100_000).contains(value) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be between 1 and 100000")
+            }
+            return value
+        }
+        maximumRunning = try count(.maximumRunning, defaults.maximumRunning)
+        maximumRunningPerApp = try count(.maximumRunningPerApp, defaults.maximumRunningPerApp)
+        maximumTasksPerApp = try count(.maximumTasksPerApp, defaults.maximumTasksPerApp)
+        retryDelay = try seconds(.retryDelay, defaults.retryDelay)
+        maximumRetryDelay = try seconds(.maximumRetryDelay, defaults.maximumRetryDelay)
+        resourceTimeout = try seconds(.resourceTimeout, defaults.resourceTimeout)
+        relaunchDelay = try seconds(.relaunchDelay, defaults.relaunchDelay)
+        maximumRelaunchDelay = try seconds(.maximumRelaunchDelay, defaults.maximumRelaunchDelay)
+        eventsHandlerTime = try seconds(.eventsHandlerTime, defaults.eventsHandlerTime)
+    }
+
+    /// The wait after `failures` transient failures in a row: `retryDelay` doubling, at most `maximumRetryDelay`, and
+    /// never shorter than what the server asked (`Retry-After`).
+    public func retryWait(failures: Int, serverAsked: Double?) -> Double {
+        let backoff = min(retryDelay * Double(1 << min(max(failures - 1, 0), 30)), maximumRetryDelay)
+        return max(backoff, serverAsked ?? 0)
+    }
+}
