@@ -8,11 +8,14 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
-    "Phone", "Tracker", "Scanner", "Alarm", "Messenger",
+    "Phone", "Tracker", "Scanner", "Alarm", "Messenger", "Downloader",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
 let exampleResources = ["Player": ["Playlist"]]
+
+/// Libraries an example links besides the SDK (the downloader prints its file's SHA-256).
+let exampleDependencies: [String: [Target.Dependency]] = ["Downloader": [.product(name: "Crypto", package: "swift-crypto")]]
 
 let package = Package(
     name: "Offstage",
@@ -53,6 +56,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         // The multi-device gateway's store: PostgreSQL, pooled, with LISTEN/NOTIFY (OffstagePushService only).
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The transfer engine's HTTP client: background downloads and uploads, streamed (OffstageDaemon only).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The pure core: no I/O, no clock.
@@ -115,6 +120,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -179,11 +185,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
-        // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, and a
-        // private session bus with the test notification server, run with python3 from its place in the source tree
-        // (found by #filePath).
+        // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
+        // private session bus with the test notification server, a private nginx and the transfer fault server; the
+        // Python ones run with python3 from their place in the source tree (found by #filePath).
         .target(
-            name: "TestProcesses", path: "Tests/TestProcesses", exclude: ["notification_server.py", "apns_client.py", "webpush_client.py"],
+            name: "TestProcesses", path: "Tests/TestProcesses",
+            exclude: ["notification_server.py", "apns_client.py", "webpush_client.py", "transfer_fault_server.py"],
             swiftSettings: strict),
         .testTarget(
             name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),
@@ -207,6 +214,8 @@ let package = Package(
             dependencies: [
                 "OffstageProtocol", "OffstageDaemon", "OffstagePush", "offstaged", "offstage", "offstage-push", "CrashHarness",
                 "TestProcesses",
+                // The transfer test's SHA-256 of the served and the downloaded file.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
                 + (exampleApps + ["PhoneServer", "ScannerDevice"]).map { .target(name: $0) },
             swiftSettings: strict
@@ -226,7 +235,7 @@ let package = Package(
     ] + exampleApps.map { name in
         .executableTarget(
             name: name,
-            dependencies: ["Offstage"],
+            dependencies: ["Offstage"] + (exampleDependencies[name] ?? []),
             path: "Examples/\(name)",
             exclude: ["Info.plist"] + (exampleResources[name] ?? []),
             swiftSettings: strict

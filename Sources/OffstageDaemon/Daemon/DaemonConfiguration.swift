@@ -99,6 +99,9 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// `{"push": {"listen": "0.0.0.0:2197", "tlsCertificate": "/etc/offstage/push.pem", "tlsKey": "…"}}`.
     /// Defaults: those of ``PushGatewaySettings`` (on, loopback, a free port, h2c).
     public var push = PushGatewaySettings()
+    /// A background transfer's progress is journaled after each this many bytes (SPEC TR-6: after a crash at most
+    /// this much is fetched again). Default 1 MiB.
+    public var transferCheckpointBytes: Int64 = 1 << 20
 
     /// The defaults.
     public init() {}
@@ -106,7 +109,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Keys a configuration file may contain.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
-        case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push
+        case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
     }
 
     /// ``desktopNotificationTimeout`` as the desktop takes it: milliseconds, -1 for the desktop's choice.
@@ -134,6 +137,12 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
             try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
         location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
         push = try container.decodeIfPresent(PushGatewaySettings.self, forKey: .push) ?? defaults.push
+        transferCheckpointBytes =
+            try container.decodeIfPresent(Int64.self, forKey: .transferCheckpointBytes) ?? defaults.transferCheckpointBytes
+        guard (4_096...(1 << 30)).contains(transferCheckpointBytes) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .transferCheckpointBytes, in: container, debugDescription: "must be from 4096 to 1073741824 bytes")
+        }
         if let problem = push.problems.first {
             throw DecodingError.dataCorruptedError(forKey: .push, in: container, debugDescription: problem)
         }

@@ -75,6 +75,8 @@ extension DaemonEngine {
             performNotifications([notification])
         case .push(let push):
             performPush(push)
+        case .transfer(let transfer):
+            performTransfer(transfer)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

@@ -42,6 +42,10 @@ public final class DaemonEngine: @unchecked Sendable {
     var remotePush: RemotePushLink?
     /// What the push inbox read back at start, applied once the apps are recovered.
     var restoredPushes: (actions: [CoreAction], pending: [RemotePush]) = ([], [])
+    /// Runs background transfers' attempts (SPEC §5); nil until the service starts it.
+    var transfers: TransferRunner?
+    /// What the transfer journal read back at start, applied with the recovery.
+    var restoredTransfers: [CoreAction] = []
 
     var core: OffstageCore
     var groups: [AppID: AppGroup] = [:]
@@ -140,6 +144,7 @@ public final class DaemonEngine: @unchecked Sendable {
         for (app, durable) in apps { core.restore(app, durable: durable) }
         try restoreNotifications(notifications)
         restoredPushes = try readPushInbox()
+        restoredTransfers = try readTransferJournal()
         sweepLeftovers(installed: apps.map(\.0))
     }
 
@@ -203,6 +208,9 @@ public final class DaemonEngine: @unchecked Sendable {
         apply(restoredPushes.actions)
         for push in restoredPushes.pending { apply(core.pushArrived(push, at: now)) }
         restoredPushes = ([], [])
+        // Transfers the previous daemon journaled: those that were running resume from their checkpoints.
+        apply(restoredTransfers)
+        restoredTransfers = []
         // Registered accessories are watched from the start: a connection may launch an app that is not running.
         apply(core.watchAccessories(at: now))
         // VoIP apps run from the start (SPEC MODE-2): those not found alive are launched into the background.

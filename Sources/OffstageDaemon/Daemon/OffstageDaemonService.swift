@@ -81,6 +81,8 @@ public struct OffstageDaemonService: Service {
         server.register(NotificationsControlService(engine: engine))
         server.register(PushService(engine: engine))
         server.register(PushControlService(engine: engine))
+        server.register(TransfersService(engine: engine))
+        server.register(TransfersControlService(engine: engine))
         server.onConnectionClosed { context in loop.execute { engine.connectionClosed(context) } }
         // Answers go out once what they acknowledge is on the disk (persist, then acknowledge).
         server.holdFinalReplies { engine.durableWrite }
@@ -133,6 +135,12 @@ public struct OffstageDaemonService: Service {
             control.removeAll()
             throw error
         }
+        // Background transfers' attempts run on threads of their own; their reports come back to the loop.
+        let transfers = TransferRunner(
+            root: configuration.stateDirectory, loop: loop,
+            connectionsPerHost: configuration.core.transfers.maximumRunning,
+            checkpointBytes: configuration.daemon.transferCheckpointBytes, logger: logger,
+            report: { report in loop.execute { engine.transferReported(report) } })
         let (desktop, noDesktop) = connectDesktop { event in loop.execute { engine.desktopEvent(event) } }
         try await loop.submit {
             engine.useDesktop(desktop, unavailable: noDesktop)
@@ -142,6 +150,7 @@ public struct OffstageDaemonService: Service {
             engine.location = location
             engine.pushGateway = pushGateway
             engine.remotePush = remotePush
+            engine.transfers = transfers
             engine.start()
         }.get()
         if let remotePush {
@@ -182,6 +191,8 @@ public struct OffstageDaemonService: Service {
         if let runningGateway { await runningGateway.shutdown() }
         if let remotePush { await remotePush.stop() }
         try? await loop.flatSubmit { engine.shutdown() }.get()
+        // Transfers stop where they are: their last checkpoints are journaled and they resume at the next start.
+        await transfers.shutdown()
         try? await server.close()
         handOffs.stop()
         accessoryPaths.stop()

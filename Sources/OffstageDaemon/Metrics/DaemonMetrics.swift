@@ -219,7 +219,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
     case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
     case voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent, notificationResponse
-    case remoteNotification
+    case remoteNotification, transferEvents
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -244,6 +244,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .notificationWillPresent: self = .notificationWillPresent
         case .notificationResponse: self = .notificationResponse
         case .remoteNotification: self = .remoteNotification
+        case .transferEvents: self = .transferEvents
         }
     }
 
@@ -274,6 +275,8 @@ public enum StoreWrite: String, CaseIterable, Sendable {
     case notification
     /// Push: accepting one (before the gateway answers 200), its outcome, keys and tokens.
     case push
+    /// Background transfers: a task created, a checkpoint, a state change, a session.
+    case transfer
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }

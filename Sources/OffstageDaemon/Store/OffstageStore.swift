@@ -92,6 +92,7 @@ public final class OffstageStore: Sendable {
         migrator.registerMigration(pushAcceptedAtMigration) { db in
             try db.create(index: "push_inbox_app_acceptedAt", on: "push_inbox", columns: ["app", "acceptedAt"])
         }
+        migrator.registerMigration(transferMigration, migrate: createTransferTables)
         return migrator
     }
 

@@ -22,6 +22,7 @@ extension AppInterface {
         public var actionIdentifier: String?
         public var pushId: String?
         public var payload: String?
+        public var session: String?
 
         public init(
             id: UInt64, kind: String, launchReason: String? = nil, taskIds: [UInt64]? = nil, deadline: Double? = nil,
@@ -29,7 +30,7 @@ extension AppInterface {
             audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
             locationError: String? = nil, systemEvent: String? = nil, accessory: String? = nil,
             accessoryEvent: String? = nil, notification: NotificationsInterface.DeliveredMessage? = nil,
-            actionIdentifier: String? = nil, pushId: String? = nil, payload: String? = nil
+            actionIdentifier: String? = nil, pushId: String? = nil, payload: String? = nil, session: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -50,6 +51,7 @@ extension AppInterface {
             self.actionIdentifier = actionIdentifier
             self.pushId = pushId
             self.payload = payload
+            self.session = session
         }
 
         /// The wire form of a core callback.
@@ -68,6 +70,7 @@ extension AppInterface {
             var notification: NotificationsInterface.DeliveredMessage?
             var actionIdentifier: String?
             var push: RemoteNotificationCall?
+            var session: String?
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
@@ -83,6 +86,7 @@ extension AppInterface {
             case .notificationResponse(let response):
                 (notification, actionIdentifier) = (.init(response.notification), response.actionIdentifier)
             case .remoteNotification(let call): (run, push) = (call.run, call)
+            case .transferEvents(let name, let number): (run, session) = (number, name)
             default: break
             }
             self.init(
@@ -91,7 +95,7 @@ extension AppInterface {
                 audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
                 locationError: locationError, systemEvent: systemEvent, accessory: accessory?.name,
                 accessoryEvent: accessory?.event, notification: notification, actionIdentifier: actionIdentifier,
-                pushId: push?.push, payload: push?.payload)
+                pushId: push?.push, payload: push?.payload, session: session)
         }
     }
 }

@@ -167,6 +167,10 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"payload\":")
             json.string(payload)
         }
+        if let session {
+            json.raw(",\"session\":")
+            json.string(session)
+        }
         json.raw("}")
     }
 
@@ -183,7 +187,7 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             taskKind: try object.string("taskKind"), socketClosed: try object.bool("socketClosed"),
             systemEvent: try object.string("systemEvent"), accessory: try object.string("accessory"),
             accessoryEvent: try object.string("accessoryEvent"), pushId: try object.string("pushId"),
-            payload: try object.string("payload"))
+            payload: try object.string("payload"), session: try object.string("session"))
     }
 }
 

@@ -24,14 +24,16 @@ public enum AppInterface {
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
           # voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent,
-          # notificationResponse or remoteNotification
+          # notificationResponse, remoteNotification or transferEvents
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,
           # seconds since the Unix epoch after which the app is terminated, if a watchdog applies
           deadline: ?float,
           # runTask, performFetch, taskExpiring: the run to complete with CompleteTask; remoteNotification: the run to
-          # complete with io.offstage.Push.CompleteRemoteNotification
+          # complete with io.offstage.Push.CompleteRemoteNotification; transferEvents: the run of the app's
+          # handle-events-for-background-session handler, to complete with io.offstage.Transfers.CompleteEvents
+          # (null: the session is open in the app and its delegate hears of the events directly)
           run: ?int,
           # runTask: the request's identifier and kind (refresh or processing)
           taskIdentifier: ?string,
@@ -56,7 +58,9 @@ public enum AppInterface {
           actionIdentifier: ?string,
           # remoteNotification: the push's apns-id and its whole JSON payload, in text (SPEC NT-4)
           pushId: ?string,
-          payload: ?string
+          payload: ?string,
+          # transferEvents: the background session with events to fetch with io.offstage.Transfers.Tasks (SPEC TR-3)
+          session: ?string
         )
 
         # A local notification that fired (SPEC NT-2); see io.offstage.Notifications.
