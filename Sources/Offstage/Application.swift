@@ -174,6 +174,11 @@ public final class Application {
             handleScheduledWork(callback)
         case "remoteNotification":
             receiveRemoteNotification(callback)
+        case "transferEvents":
+            // Answered first: the work (the app's handler, fetching the session's tasks) does not hold the daemon up.
+            link.callbackDone(callback.id)
+            receiveTransferEvents(callback)
+            return
         case "systemEvent":
             if let event = callback.systemEvent.flatMap(SystemEvent.init(rawValue:)) { systemEventArrived(event) }
         case "keepAlive", "voipSocket":

@@ -70,6 +70,22 @@ public protocol ApplicationDelegate: AnyObject {
     func application(
         _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable]
     ) async throws -> BackgroundFetchResult
+
+    // Background transfers (SPEC TR-3; default in ApplicationDelegate+Transfers.swift).
+
+    /// The system woke the app — resumed it, or launched it into the background with
+    /// ``LaunchReason/transferEvents`` — because every task of the background session `identifier` has finished
+    /// (the platform's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`).
+    ///
+    /// Keep `completionHandler`, create the ``BackgroundSession`` with this identifier (or keep the one the app has
+    /// open), and call the handler from the session delegate's
+    /// ``BackgroundSessionDelegate/urlSessionDidFinishEvents(forBackgroundURLSession:)``, once the events are handled:
+    /// it tells the daemon the app may be suspended again. It may be called from any thread; later calls are ignored.
+    /// An app that never calls it is not terminated, but is no longer kept running for it after 30 s. The default
+    /// calls it at once.
+    func application(
+        _ application: Application, handleEventsForBackgroundURLSession identifier: String,
+        completionHandler: @escaping @Sendable () -> Void)
 }
 
 extension ApplicationDelegate {

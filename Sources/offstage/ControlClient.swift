@@ -42,7 +42,34 @@ struct ControlClient {
     static func encode<Value: Encodable>(_ value: Value, pretty: Bool = true) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        let data = try encoder.encode(value)
+        return String(decoding: pretty ? compactingEmptyContainers(Array(data)) : Array(data), as: UTF8.self)
+    }
+
+    /// Foundation's pretty printer writes an empty array or object over three lines (`[`, a blank line, `  ]`): they
+    /// are written `[]` and `{}`. Only the structure holds raw line breaks (in strings they are escaped), so a bracket
+    /// followed by two line breaks is always an empty container. One pass: `log --json` may be 20 MB.
+    static func compactingEmptyContainers(_ bytes: [UInt8]) -> [UInt8] {
+        let (newline, space) = (UInt8(ascii: "\n"), UInt8(ascii: " "))
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            result.append(byte)
+            index += 1
+            guard byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{"), index + 1 < bytes.count,
+                bytes[index] == newline, bytes[index + 1] == newline
+            else { continue }
+            var end = index + 2
+            while end < bytes.count, bytes[end] == space { end += 1 }
+            let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : UInt8(ascii: "}")
+            if end < bytes.count, bytes[end] == close {
+                result.append(close)
+                index = end + 1
+            }
+        }
+        return result
     }
 
     /// Writes one line to stderr for `error` and returns the exit code for it.

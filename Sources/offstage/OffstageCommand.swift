@@ -15,14 +15,14 @@ struct OffstageCommand: ParsableCommand {
             $XDG_STATE_HOME/offstage, else ~/.local/state/offstage): the same place the daemon picks when started \
             with the same environment. Every verb prints plain text, or JSON with --json. \
             Exit status: 0 success; 1 the daemon refused the request; 3 no such app; \
-            4 invalid bundle; 5 no such task or notification; 6 not permitted by the app's manifest; 64 bad usage; 69 the daemon is unreachable.
+            4 invalid bundle; 5 no such task, transfer or notification; 6 not permitted by the app's manifest; 64 bad usage; 69 the daemon is unreachable.
             """,
         version: offstageVersion,
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
             ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
             RunTask.self, ExpireTask.self, Fetch.self, Audio.self, VoIP.self, LocationCommand.self, AccessoryCommand.self,
-            NotificationsCommand.self, PushSend.self, PushKeys.self, PushStatus.self,
+            NotificationsCommand.self, PushSend.self, PushKeys.self, PushStatus.self, TransfersCommand.self,
             SystemEventVerb.self, Metrics.self, MakeBundle.self,
         ]
     )

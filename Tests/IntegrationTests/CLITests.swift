@@ -6,7 +6,7 @@ import Testing
 struct CLITests {
     static let verbs = [
         "install", "uninstall", "apps", "open", "home", "lock", "unlock", "interrupt", "force-quit", "settings", "log",
-        "status",
+        "status", "transfers",
     ]
 
     @Test("Every verb has --help that names --json and --socket")
