@@ -67,6 +67,8 @@ let package = Package(
                 // The push benchmarks: an app server's provider client and keys, and a bare HTTP/2 server to compare.
                 .product(name: "OffstagePush", package: "Offstage"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                // The transfer engine, reached through its benchmark entry (`@_spi(Benchmarks)`), timed against curl.
+                .product(name: "OffstageDaemon", package: "Offstage"),
             ],
             path: "Benchmarks/OffstageBenchmarks",
             swiftSettings: strict,

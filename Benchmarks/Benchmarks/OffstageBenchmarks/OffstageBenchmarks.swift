@@ -80,6 +80,15 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Transfer: 1 GiB download on loopback, engine against curl",
+        configuration: once(
+            [Metrics.transferEngineRate, Metrics.transferEngineCompletedRate, Metrics.transferCurlFileRate, Metrics.transferCurlNullRate],
+            seconds: 600)
+    ) { benchmark in
+        try TransferThroughputBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in

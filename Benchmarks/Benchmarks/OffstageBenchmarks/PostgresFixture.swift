@@ -33,7 +33,7 @@ final class PostgresFixture: @unchecked Sendable {  // immutable after init
                 guard chown(folder, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else { throw SystemCallError("chown \(folder)") }
             }
             try Self.run(binaries + "/initdb", ["-D", folder + "/data", "-A", "trust", "-U", Self.user, "-E", "UTF8"], in: folder)
-            port = try Self.freePort()
+            port = try LoopbackPort.free()
             let options = (["-p \(port)", "-c listen_addresses=127.0.0.1", "-c unix_socket_directories=\(folder)"]
                 + settings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" }).joined(separator: " ")
             try Self.run(
@@ -115,22 +115,6 @@ final class PostgresFixture: @unchecked Sendable {  // immutable after init
             throw BenchError("\((program as NSString).lastPathComponent) failed (\(process.exitCode.map(String.init) ?? "still running")): \(said.suffix(1500))")
         }
         return said
-    }
-
-    /// A TCP port on 127.0.0.1 nothing listens on at this moment.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SystemCallError("socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw SystemCallError("bind") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// From /proc/PID/stat: the parent, the process's own CPU and its reaped children's, ns.

@@ -126,6 +126,11 @@ enum Metrics {
     static let pushFailoverLost = count("pushes answered 200 and not delivered after kill -9 of the device's node")
     static let pushFailoverDelivery = latency("kill -9 of the device's node → last stored push in the inbox")
 
+    static let transferEngineRate = BenchmarkMetric.custom("MB/s, transfer engine → file, last byte written", polarity: .prefersLarger, useScalingFactor: false)
+    static let transferEngineCompletedRate = BenchmarkMetric.custom("MB/s, transfer engine → file, completed (fsynced)", polarity: .prefersLarger, useScalingFactor: false)
+    static let transferCurlFileRate = BenchmarkMetric.custom("MB/s, curl → file", polarity: .prefersLarger, useScalingFactor: false)
+    static let transferCurlNullRate = BenchmarkMetric.custom("MB/s, curl → /dev/null", polarity: .prefersLarger, useScalingFactor: false)
+
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
     static let tickWakeups = count("1 Hz timer wake-ups in 60 s")
