@@ -97,7 +97,7 @@ struct Tasks: DaemonCommand {
 
 struct Explain: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Explain when an app's background work runs and, if not now, which condition or budget holds it back.")
+        abstract: "Explain when an app's background work and transfers run and, if not now, which condition or budget holds them back.")
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
     @Argument(help: ArgumentHelp("One task identifier (or fetch).", valueName: "IDENTIFIER")) var identifier: String?

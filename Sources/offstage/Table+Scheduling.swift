@@ -32,7 +32,7 @@ extension Table {
     static func explain(_ reply: ControlInterface.ExplainReply, app: String) -> String {
         var lines: [String] = reply.modeHolds.map { "mode \($0)" }
         if let because = reply.suspendedBecause { lines.append("suspended: \(because)") }
-        guard !reply.tasks.isEmpty else {
+        guard !reply.tasks.isEmpty || !reply.transfers.isEmpty else {
             return (lines + ["\(app) has no pending or running background work"]).joined(separator: "\n")
         }
         for task in reply.tasks {
@@ -47,6 +47,14 @@ extension Table {
                 }
             } else {
                 for hold in task.holds { lines.append("  waiting [\(hold.controller)]: \(hold.reason)") }
+            }
+        }
+        for transfer in reply.transfers {
+            lines.append("transfer \(transfer.id) (\(transfer.kind) \(cell(transfer.url, limit: 120)), session \(cell(transfer.session)), \(transfer.state))")
+            if transfer.holds.isEmpty {
+                lines.append("  \(cell(transfer.summary, limit: 400))")
+            } else {
+                for hold in transfer.holds { lines.append("  waiting [\(hold.controller)]: \(cell(hold.reason, limit: 400))") }
             }
         }
         let c = reply.conditions

@@ -224,6 +224,17 @@ struct TransferCLITests {
             #expect(row.contains("download") && row.contains("waiting") && row.contains("0 B / ?"), "\(row)")
             #expect(row.contains(listed.waitingFor[0]), "\(row) names \(listed.waitingFor)")
 
+            // explain (SCH-8) shows the transfer beside scheduled work, with the controller of what holds it.
+            let explained = try daemon.ok("explain", Self.app)
+            #expect(explained.contains("transfer \(id) (download http://127.0.0.1:9/big.iso, session \(Self.session), waiting)"), "\(explained)")
+            #expect(explained.contains("  waiting [time-window]: \(listed.waitingFor[0])"), "\(explained)")
+            let reply = try JSONDecoder().decode(
+                ControlInterface.ExplainReply.self, from: Data(try daemon.ok("explain", Self.app, "--json").utf8))
+            let transfer = try #require(reply.transfers.first)
+            #expect(reply.transfers.count == 1 && transfer.id == id && transfer.state == "waiting" && transfer.bytesExpected == nil)
+            #expect(transfer.holds.map(\.reason) == listed.waitingFor && transfer.summary == "waiting: " + listed.waitingFor[0])
+            #expect(try daemon.ok("explain", "com.example.other").contains("has no pending or running background work"))
+
             // Pause: it says how to resume, the listing says so too; pausing again is refused naming the state.
             let paused = try daemon.ok("transfers", "pause", String(id))
             #expect(paused == "paused transfer \(id); resume it with `offstage transfers resume \(id)`\n")

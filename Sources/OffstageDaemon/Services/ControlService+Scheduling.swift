@@ -31,9 +31,13 @@ extension ControlService {
                 let tasks = try engine.query { () throws(CoreError) in
                     try engine.core.explain(id, identifier: parameters.identifier, at: now)
                 }
+                let transfers = parameters.identifier != nil ? [] : try engine.query { () throws(CoreError) in
+                    try engine.core.explainTransfers(id, at: now)
+                }
                 let status = engine.core.status(of: id, at: now)
                 responder.reply(ControlInterface.ExplainReply(
                     tasks: tasks.map(ControlInterface.TaskMessage.init),
+                    transfers: transfers.map(ControlInterface.TransferExplanationMessage.init),
                     conditions: ControlInterface.Conditions(engine.core.conditions(at: now)),
                     modeHolds: status?.modeHolds.map(\.description) ?? [], suspendedBecause: status?.suspendedBecause))
             },

@@ -217,14 +217,58 @@ extension ControlInterface {
     /// `Explain` reply.
     public struct ExplainReply: Codable, Hashable, Sendable {
         public var tasks: [TaskMessage]
+        /// The app's background transfers (none when one identifier was asked for).
+        public var transfers: [TransferExplanationMessage]
         public var conditions: Conditions
         public var modeHolds: [String]
         public var suspendedBecause: String?
-        public init(tasks: [TaskMessage], conditions: Conditions, modeHolds: [String] = [], suspendedBecause: String? = nil) {
+        public init(
+            tasks: [TaskMessage], transfers: [TransferExplanationMessage] = [], conditions: Conditions, modeHolds: [String] = [],
+            suspendedBecause: String? = nil
+        ) {
             self.tasks = tasks
+            self.transfers = transfers
             self.conditions = conditions
             self.modeHolds = modeHolds
             self.suspendedBecause = suspendedBecause
+        }
+    }
+
+    /// One background transfer in an `Explain` reply: where it stands and, while it waits, why.
+    public struct TransferExplanationMessage: Codable, Hashable, Sendable {
+        public var id: UInt64
+        public var session: String
+        public var kind: String
+        public var url: String
+        public var state: String
+        public var bytesDone: Int64
+        public var bytesExpected: Int64?
+        public var holds: [HoldMessage]
+        public var summary: String
+
+        public init(_ explanation: TransferExplanation) {
+            id = explanation.task.id
+            session = explanation.task.session
+            kind = explanation.task.request.kind.rawValue
+            url = explanation.task.request.url
+            state = explanation.task.state.rawValue
+            bytesDone = explanation.task.bytesDone
+            bytesExpected = explanation.task.bytesExpected
+            holds = explanation.holds.map(HoldMessage.init)
+            summary = explanation.summary
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(session, forKey: .session)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(url, forKey: .url)
+            try container.encode(state, forKey: .state)
+            try container.encode(bytesDone, forKey: .bytesDone)
+            try container.encode(bytesExpected, forKey: .bytesExpected)
+            try container.encode(holds, forKey: .holds)
+            try container.encode(summary, forKey: .summary)
         }
     }
 }

@@ -178,10 +178,26 @@ public enum ControlInterface {
         # Pending and running requests of one app, or of every app.
         method Tasks(app: ?string) -> (tasks: []Task)
 
+        # A background transfer of an app: where it stands and, while it waits, why.
+        type Transfer (
+          id: int,
+          session: string,
+          # download or upload
+          kind: string,
+          url: string,
+          # waiting, running, paused, completed or failed
+          state: string,
+          bytesDone: int,
+          bytesExpected: ?int,
+          holds: []Hold,
+          summary: string
+        )
+
         # Why one app's requests (or one of them) run when they do.
-        # With the tasks, what keeps the app running now (modeHolds) or, while it is suspended, why (suspendedBecause).
+        # With the tasks, the app's background transfers (when no identifier is given), what keeps the app running
+        # now (modeHolds) or, while it is suspended, why (suspendedBecause).
         method Explain(app: string, identifier: ?string) -> (
-          tasks: []Task, conditions: Conditions, modeHolds: []string, suspendedBecause: ?string
+          tasks: []Task, transfers: []Transfer, conditions: Conditions, modeHolds: []string, suspendedBecause: ?string
         )
 
         # Runs a pending request now, whatever the conditions (marked forced).
