@@ -21,12 +21,14 @@ struct TransferIntegrationTests {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<size / 8).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
         try Data(bytes).write(to: URL(fileURLWithPath: nginx.root + "/" + name))
-        return SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        return hex(SHA256.hash(data: bytes))
     }
 
     static func sha256(ofFile path: String) throws -> String {
-        SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))))
     }
+
+    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 
     /// The lines of the downloader's `completions.log`.
     static func completions(_ daemon: DaemonHarness) -> [Substring] {
@@ -36,17 +38,27 @@ struct TransferIntegrationTests {
 
     static func data(_ daemon: DaemonHarness) -> String { daemon.stateDirectory + "/data/" + downloader }
 
+    /// Installs the downloader pointed at `url`, opens it, and waits until it started its download.
+    static func startDownload(_ daemon: DaemonHarness, _ url: String) throws {
+        try daemon.install("Downloader", id: downloader, ["OffstageLinux": ["Environment": ["DOWNLOADER_URL": url]]])
+        try daemon.ok("open", downloader)
+        try daemon.waitUntil("the download started") { daemon.output(downloader).contains("download started: task ") }
+    }
+
+    /// Waits until the daemon logged that the app completed its run for the session's events.
+    static func waitUntilEventsHandled(_ daemon: DaemonHarness) throws {
+        try daemon.waitUntil("the app completed the run") {
+            try daemon.log(downloader).contains { $0.message.contains("events of session '\(session)' handled after") }
+        }
+    }
+
     @Test("TR-1, TR-3: the downloader starts a 6 MiB download and is sent home (suspended); the download completes, the app is resumed for its session's events, moves the file (byte-identical) and completes the run; one completion event")
     func downloadWhileSuspended() throws {
         let nginx = try Self.startNginx()
         defer { nginx.stop() }
         let digest = try Self.serve(nginx, "big.bin", size: 6 << 20)
         try withDaemon { daemon in
-            try daemon.install(
-                "Downloader", id: Self.downloader,
-                ["OffstageLinux": ["Environment": ["DOWNLOADER_URL": nginx.url("/slow/big.bin")]]])
-            try daemon.ok("open", Self.downloader)
-            try daemon.waitUntil("the download started") { daemon.output(Self.downloader).contains("download started: task ") }
+            try Self.startDownload(daemon, nginx.url("/slow/big.bin"))
             try daemon.waitUntil("progress is printed in front", timeout: 5) {
                 daemon.output(Self.downloader).contains("progress task ")
             }
@@ -61,9 +73,7 @@ struct TransferIntegrationTests {
                 log.first { $0.at >= suspendedAt && $0.message.contains("handle-events-for-background-session called") },
                 "\(log.suffix(20).map(\.message))")
             #expect(woken.message.contains("(resumed)") || woken.message.contains("launched into the background"))
-            try daemon.waitUntil("the app completed the run") {
-                try daemon.log(Self.downloader).contains { $0.message.contains("events of session '\(Self.session)' handled after") }
-            }
+            try Self.waitUntilEventsHandled(daemon)
             try daemon.waitFor(Self.downloader, "suspended")
 
             let output = daemon.output(Self.downloader)
@@ -91,18 +101,12 @@ struct TransferIntegrationTests {
         defer { nginx.stop() }
         let digest = try Self.serve(nginx, "big.bin", size: 4 << 20)
         try withDaemon { daemon in
-            try daemon.install(
-                "Downloader", id: Self.downloader,
-                ["OffstageLinux": ["Environment": ["DOWNLOADER_URL": nginx.url("/slow/big.bin")]]])
-            try daemon.ok("open", Self.downloader)
-            try daemon.waitUntil("the download started") { daemon.output(Self.downloader).contains("download started: task ") }
+            try Self.startDownload(daemon, nginx.url("/slow/big.bin"))
             daemon.stop()
             try daemon.start()
             #expect(try daemon.app(Self.downloader).state == "notRunning")
             try daemon.waitUntil("the completion event is handled", timeout: 30) { !Self.completions(daemon).isEmpty }
-            try daemon.waitUntil("the app completed the run") {
-                try daemon.log(Self.downloader).contains { $0.message.contains("events of session '\(Self.session)' handled after") }
-            }
+            try Self.waitUntilEventsHandled(daemon)
             let output = daemon.output(Self.downloader)
             #expect(output.contains("did-finish-launching (transfer-events)"), "\(output)")
             #expect(output.contains("handle-events-for-background-session \(Self.session)"))
@@ -126,11 +130,7 @@ struct TransferIntegrationTests {
         let size = 24 << 20
         let digest = try Self.serve(nginx, "big.bin", size: size)
         try withDaemon { daemon in
-            try daemon.install(
-                "Downloader", id: Self.downloader,
-                ["OffstageLinux": ["Environment": ["DOWNLOADER_URL": nginx.url("/medium/big.bin")]]])
-            try daemon.ok("open", Self.downloader)
-            try daemon.waitUntil("the download started") { daemon.output(Self.downloader).contains("download started: task ") }
+            try Self.startDownload(daemon, nginx.url("/medium/big.bin"))
             try daemon.ok("home")
             // Each kill comes a different time after a checkpoint, so it cuts the attempt at a different point of a chunk.
             for (threshold, after) in [(3 << 20, 0.0), (8 << 20, 0.15), (13 << 20, 0.3), (18 << 20, 0.55)] {
@@ -142,9 +142,7 @@ struct TransferIntegrationTests {
                 try daemon.start()
             }
             try daemon.waitUntil("the completion event is handled", timeout: 60) { !Self.completions(daemon).isEmpty }
-            try daemon.waitUntil("the app completed the run") {
-                try daemon.log(Self.downloader).contains { $0.message.contains("events of session '\(Self.session)' handled after") }
-            }
+            try Self.waitUntilEventsHandled(daemon)
             #expect(Self.completions(daemon).count == 1, "one completion event: \(Self.completions(daemon))")
             #expect(try Self.sha256(ofFile: Self.data(daemon) + "/Downloads/big.bin") == digest, "byte-identical")
             // What the server sent: each attempt cut by a kill ended somewhere; the next one resumed from the last

@@ -38,7 +38,7 @@ struct TransfersService: VarlinkInterface {
                 // The upload's file, checked to be the app's, is linked (or copied, off the loop) into the daemon's
                 // spool before the task exists.
                 let source = try engine.uploadSource(file, of: id)
-                let spool = TransferPaths(root: engine.paths.root).newUploadSpool(id)
+                let spool = engine.transferPaths.newUploadSpool(id)
                 engine.spoolUpload(source, to: spool).whenComplete { result in
                     do {
                         try result.get()
@@ -151,7 +151,7 @@ extension DaemonEngine {
 
     /// A task as the app sees it: where its finished download is, and why it waits.
     func taskMessage(_ task: TransferTask) -> TransfersInterface.TaskMessage {
-        let file = task.state == .completed && task.request.kind == .download ? TransferPaths(root: paths.root).handedOver(task) : nil
+        let file = task.state == .completed && task.request.kind == .download ? transferPaths.handedOver(task) : nil
         let waiting = task.state == .waiting ? core.transferWaitingFor(task, at: now).joined(separator: "; ") : nil
         return TransfersInterface.TaskMessage(task, file: file, waitingFor: waiting)
     }

@@ -5,6 +5,9 @@ import OffstageCore
 /// Background transfers in the daemon (SPEC §5): the core's decisions are journaled in the store, attempts run on
 /// the ``TransferRunner``, and finished downloads are moved into their app's folder.
 extension DaemonEngine {
+    /// Where transfers keep their files, under the state directory.
+    var transferPaths: TransferPaths { TransferPaths(root: paths.root) }
+
     /// Carries out one of the transfer queue's actions: journal writes first, in order (persist, then act).
     func performTransfer(_ action: TransferAction) {
         switch action {
@@ -25,7 +28,7 @@ extension DaemonEngine {
     /// Moves a completed download's part file into the app's folder (an atomic rename: the file appears whole or not
     /// at all). The journal already says it completed, so a restart repeats a rename a crash cut short.
     func handOver(_ task: TransferTask) {
-        let paths = TransferPaths(root: paths.root)
+        let paths = transferPaths
         let part = paths.partFile(task)
         let destination = paths.handedOver(task)
         do {
@@ -44,7 +47,7 @@ extension DaemonEngine {
     /// Removes what the daemon kept for a task the app acknowledged or that went with its app: its part file, its
     /// upload's spooled file, and the handed-over file if the app left it where it was given.
     func removeFiles(of task: TransferTask) {
-        let paths = TransferPaths(root: paths.root)
+        let paths = transferPaths
         var files = [paths.partFile(task), paths.handedOver(task)]
         if let upload = task.request.uploadFile, upload.hasPrefix(paths.spool(task.app) + "/") { files.append(upload) }
         for file in files { unlink(file) }
@@ -58,7 +61,7 @@ extension DaemonEngine {
             logger.error("transfer journal row cannot be read; it is left in the store", metadata: ["offstage.row": "\(name)"])
         }
         for task in journal.tasks where task.state == .completed && task.request.kind == .download {
-            if FileManager.default.fileExists(atPath: TransferPaths(root: paths.root).partFile(task)) { handOver(task) }
+            if FileManager.default.fileExists(atPath: transferPaths.partFile(task)) { handOver(task) }
         }
         return core.restoreTransfers(tasks: journal.tasks, sessions: journal.sessions, relaunches: journal.relaunches)
     }
