@@ -229,8 +229,12 @@ public final class PostgresPushStore: Sendable {
     ) async {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
+            // Closed on every path, a dropped one too: PostgresNIO requires a connection to be closed before it is
+            // released (a debug build traps otherwise).
+            var open: PostgresConnection?
             do {
                 let connection = try await database.connect(logger: logger)
+                open = connection
                 let closed = state.withLock { state in
                     if !state.closed { state[keyPath: slot] = connection }
                     return state.closed
@@ -253,6 +257,7 @@ public final class PostgresPushStore: Sendable {
                 }
             }
             listening(false)
+            if let open { try? await open.close() }
             state.withLock { $0[keyPath: slot] = nil }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
