@@ -10,7 +10,9 @@ extension Application {
         }
         switch callback.kind {
         case "runTask":
-            TaskScheduler.shared.startRun(run, identifier: callback.taskIdentifier ?? "", kind: callback.taskKind)
+            TaskScheduler.shared.startRun(
+                run, identifier: callback.taskIdentifier ?? "", kind: callback.taskKind, title: callback.taskTitle,
+                subtitle: callback.taskSubtitle)
         case "performFetch":
             performFetch(run)
         case "taskExpiring":

@@ -89,4 +89,16 @@ extension DaemonLink {
             reportToDeveloper("could not report the completion of task run \(run): \(error)")
         }
     }
+
+    /// Reports a continued-processing task's progress; false (with a line on standard error) when it could not.
+    @discardableResult
+    func reportTaskProgress(_ parameters: AppInterface.ProgressParameters) -> Bool {
+        do {
+            _ = try request(AppInterface.Method.reportTaskProgress, parameters, as: EmptyReply.self)
+            return true
+        } catch {
+            reportToDeveloper("could not report the progress of task run \(parameters.run): \(error)")
+            return false
+        }
+    }
 }

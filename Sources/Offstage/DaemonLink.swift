@@ -70,10 +70,12 @@ final class DaemonLink: Sendable {
             do {
                 let connection = try VarlinkConnection(path: socketPath)
                 defer { connection.close() }
+                let continued = TaskScheduler.shared.continuedRuns()
                 let report = state.withLock { state in
                     AppInterface.AttachParameters(
                         launchCompleted: state.launchCompleted, state: state.appState,
-                        openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) })
+                        openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) },
+                        continuedTasks: continued)
                 }
                 let replies = try connection.callMore(AppInterface.Method.attach, report, as: AppInterface.AttachReply.self)
                 // The first reply says who the app is; callbacks that come with it or before go to the main loop

@@ -22,6 +22,9 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
         var earliestBeginDate: Date?
         var requiresNetworkConnectivity = false
         var requiresExternalPower = false
+        var title = ""
+        var subtitle = ""
+        var strategy = ContinuedProcessingTaskRequest.SubmissionStrategy.queue
     }
 
     init(identifier: String, kind: String) {
@@ -45,10 +48,13 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
     var message: AppInterface.TaskRequestMessage {
         let fields = withFields { $0 }
         let processing = kind == "processing"
+        let continued = kind == "continued"
         return AppInterface.TaskRequestMessage(
             identifier: identifier, kind: kind, earliestBegin: fields.earliestBeginDate?.timeIntervalSince1970,
             requiresNetwork: processing ? fields.requiresNetworkConnectivity : nil,
-            requiresExternalPower: processing ? fields.requiresExternalPower : nil)
+            requiresExternalPower: processing ? fields.requiresExternalPower : nil,
+            title: continued ? fields.title : nil, subtitle: continued ? fields.subtitle : nil,
+            strategy: continued ? fields.strategy.rawValue : nil)
     }
 
     /// The request a `PendingTasks` reply describes, or nil for a kind this SDK does not know.
@@ -62,6 +68,11 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
             processing.requiresNetworkConnectivity = message.requiresNetwork ?? false
             processing.requiresExternalPower = message.requiresExternalPower ?? false
             request = processing
+        case "continued":
+            let continued = ContinuedProcessingTaskRequest(
+                identifier: message.identifier, title: message.title ?? "", subtitle: message.subtitle ?? "")
+            continued.strategy = message.strategy.flatMap(ContinuedProcessingTaskRequest.SubmissionStrategy.init) ?? .queue
+            request = continued
         default:
             return nil
         }
@@ -74,6 +85,10 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
         let fields = withFields { $0 }
         var parts = ["identifier: \"\(identifier)\""]
         parts.append("earliestBeginDate: \(fields.earliestBeginDate.map { "\($0)" } ?? "nil")")
+        if kind == "continued" {
+            parts = ["identifier: \"\(identifier)\"", "title: \"\(fields.title)\"", "subtitle: \"\(fields.subtitle)\""]
+            parts.append("strategy: .\(fields.strategy.rawValue)")
+        }
         if kind == "processing" {
             parts.append("requiresNetworkConnectivity: \(fields.requiresNetworkConnectivity)")
             parts.append("requiresExternalPower: \(fields.requiresExternalPower)")

@@ -138,6 +138,23 @@ struct ExpireTask: DaemonCommand {
     }
 }
 
+struct CancelTask: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel-task",
+        abstract: "Cancel work the user started that continues in the background (a continued-processing task), as the user.",
+        discussion: "A running task has its expiration handler called and must then complete; a queued one is dropped.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
+    @Argument(help: ArgumentHelp("The continued-processing task's identifier.", valueName: "IDENTIFIER")) var identifier: String
+
+    func run(with client: ControlClient) throws {
+        let reply = try client.call(
+            ControlInterface.Method.cancelTask, ControlInterface.TaskParameters(app: app, identifier: identifier),
+            as: ControlInterface.CancelTaskReply.self)
+        try client.output(["app": app, "identifier": identifier, "message": reply.message], text: reply.message)
+    }
+}
+
 struct Fetch: DaemonCommand {
     static let configuration = CommandConfiguration(
         abstract: "Simulate a background fetch: launch or resume the app and call its perform-fetch handler (forced).")

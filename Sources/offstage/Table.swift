@@ -1,5 +1,6 @@
 import Foundation
 import OffstageProtocol
+import OffstageCore
 
 /// Plain-text layouts for people.
 enum Table {
@@ -16,7 +17,20 @@ enum Table {
                 app.activeModes.isEmpty ? "-" : app.activeModes.joined(separator: ","), app.lastTermination ?? "-",
             ])
         }
-        return layout(rows)
+        let continued = apps.flatMap { app in app.continuedTasks.map { "  \(app.id) \(continuedLine($0))" } }
+        guard !continued.isEmpty else { return layout(rows) }
+        return layout(rows) + "\ncontinued processing:\n" + continued.joined(separator: "\n")
+    }
+
+    /// `com.example.export.1 'Exporting photos' 42 % (21 of 50), running`.
+    static func continuedLine(_ task: ControlInterface.ContinuedTaskMessage) -> String {
+        let done =
+            task.total > 0
+            ? "\(Int((Double(min(task.completed, task.total)) / Double(task.total) * 100).rounded(.down))) % (\(task.completed) of \(task.total))"
+            : "\(task.completed) of ?"
+        let subtitle = task.subtitle.isEmpty ? "" : " — \(QuotedText.quote(task.subtitle))"
+        return "\(task.identifier) \(QuotedText.quote(task.title))\(subtitle) \(done), \(task.state)"
+            + (task.endedBecause.map { ": \($0)" } ?? "")
     }
 
     static func settings(_ settings: [ControlInterface.Setting]) -> String {

@@ -26,6 +26,19 @@ public struct Manifest: Hashable, Sendable, Codable {
         self.linux = linux
     }
 
+    /// Whether a request with `identifier` of `kind` may be submitted: it is listed, or, for a continued-processing
+    /// request, a listed pattern ending in `.*` covers it (`com.example.export.*` covers `com.example.export.42`; SPEC
+    /// SCH-11), since each such task the user starts has an identifier of its own.
+    public func permits(_ identifier: String, _ kind: TaskKind) -> Bool {
+        if permittedTaskIdentifiers.contains(identifier) { return true }
+        guard kind == .continued else { return false }
+        return permittedTaskIdentifiers.contains { pattern in
+            guard pattern.hasSuffix(".*") else { return false }
+            let prefix = pattern.dropLast()
+            return identifier.count > prefix.count && identifier.hasPrefix(prefix)
+        }
+    }
+
     /// Whether the manifest declares `mode` (SPEC MAN-4, MODE-6).
     public func declares(_ mode: BackgroundMode) -> Bool { backgroundModes.contains(mode) }
 

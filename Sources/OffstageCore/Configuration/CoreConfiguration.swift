@@ -97,6 +97,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// Background transfers: how many run at once, retries, relaunches (SPEC §5). A configuration file gives them as
     /// one object, `"transfers": {"maximumRunning": 6, …}`; keys left out keep their defaults.
     public var transfers = TransferLimits()
+    /// Continued processing: slots, pressure, silence (SPEC SCH-11). A configuration file gives them as one object,
+    /// `"continuedProcessing": {"slots": 2, …}`; keys left out keep their defaults.
+    public var continuedProcessing = ContinuedProcessingLimits()
 
     /// The defaults.
     public init() {}
@@ -114,7 +117,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case maximumPendingNotificationsPerApp, maximumDeliveredNotificationsPerApp, maximumNotificationContentBytes
         case minimumNotificationRepeatInterval, notificationLateAfter
         case backgroundPushesPerHour, backgroundPushBurst, remoteNotificationTime, newsstandWakeInterval
-        case transfers
+        case transfers, continuedProcessing
     }
 
     public init(from decoder: any Decoder) throws {
@@ -182,6 +185,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         maximumNotificationContentBytes = try integer(
             .maximumNotificationContentBytes, defaults.maximumNotificationContentBytes, in: 256...1_048_576)
         transfers = try container.decodeIfPresent(TransferLimits.self, forKey: .transfers) ?? defaults.transfers
+        continuedProcessing =
+            try container.decodeIfPresent(ContinuedProcessingLimits.self, forKey: .continuedProcessing)
+            ?? defaults.continuedProcessing
         if container.contains(.utcOffsetSeconds) {
             utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
         }
@@ -213,6 +219,10 @@ extension CoreConfiguration {
 
     /// The runtime of a task of this kind.
     func runtime(of kind: TaskKind) -> Duration {
-        .seconds(double: kind == .processing ? processingRuntime : refreshRuntime)
+        switch kind {
+        case .processing: .seconds(double: processingRuntime)
+        case .continued: .seconds(double: continuedProcessing.progressTimeout)  // renewed by each progress report
+        case .appRefresh, .fetch: .seconds(double: refreshRuntime)
+        }
     }
 }

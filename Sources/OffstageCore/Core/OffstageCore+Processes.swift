@@ -209,6 +209,7 @@ extension OffstageCore {
             process.ledger.begin(task.id, name: task.name, at: now)
             nextNumber = max(nextNumber, task.id.rawValue + 1)
         }
+        process.runs += adoptContinued(id, report.continuedTasks, now)
         if !report.launchCompleted {
             process.launchCompleted = false
             process.launchDeadline = now + configuration.launch

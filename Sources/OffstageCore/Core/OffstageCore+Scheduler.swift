@@ -24,7 +24,9 @@ extension OffstageCore {
 
     /// The app's pending requests, with its legacy fetch as one more when the manifest declares `fetch`.
     func pendingRequests(of entry: AppEntry) -> [TaskRequest] {
-        var requests = entry.durable.schedule.requests.values.sorted { $0.identifier < $1.identifier }
+        // Continued-processing requests wait for a slot, not for the policy (SPEC SCH-11).
+        var requests = entry.durable.schedule.requests.values.filter { $0.kind != .continued }
+            .sorted { $0.identifier < $1.identifier }
         if entry.app.manifest.declares(.fetch) {
             requests.append(
                 TaskRequest(identifier: TaskRequest.fetchIdentifier, kind: .fetch, submittedAt: entry.app.installedAt))
@@ -105,6 +107,7 @@ extension OffstageCore {
             return
         }
         let conditions = conditions(at: now)
+        settleContinued(conditions, now)
         refreshSchedulingViews(conditions, now)
         var candidates: [SchedulingContext.Candidate] = []
         var nextLift: Instant?

@@ -18,10 +18,22 @@ extension OffstageCore {
             guard let entry = apps[id] else { continue }
             for run in entry.process?.runs ?? [] {
                 let label = run.forced ? " (forced)" : ""
+                let summary =
+                    if let progress = run.progress {
+                        "running since \(run.startedAt.clockTime): \(QuotedText.quote(progress.title)) \(progress.description)"
+                            + (run.endedBecause.map { "; ending: \($0)" } ?? "")
+                    } else {
+                        "running since \(run.startedAt.clockTime)\(label); expires at \(run.expiresAt.clockTime)"
+                    }
                 result.append(TaskStatus(
                     app: id, identifier: run.request.identifier, kind: run.request.kind, state: .running,
-                    request: run.request, holds: [], planned: nil, run: run,
-                    summary: "running since \(run.startedAt.clockTime)\(label); expires at \(run.expiresAt.clockTime)"))
+                    request: run.request, holds: [], planned: nil, run: run, summary: summary))
+            }
+            for request in entry.durable.schedule.requests.values.sorted(by: { $0.identifier < $1.identifier })
+            where request.kind == .continued {
+                result.append(TaskStatus(
+                    app: id, identifier: request.identifier, kind: .continued, state: .pending, request: request,
+                    holds: [], planned: nil, run: nil, summary: continuedQueueSummary(entry, now)))
             }
             let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
             for request in pendingRequests(of: entry) where !running.contains(request.identifier) {

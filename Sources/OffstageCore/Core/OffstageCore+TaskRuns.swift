@@ -5,7 +5,7 @@ extension OffstageCore {
     mutating func startRun(_ id: AppID, _ request: TaskRequest, forced: Bool, _ now: Instant, why: String? = nil) {
         // The holds and the debug verbs keep these out already; this guard keeps any new path from breaking LC-7.
         guard var entry = apps[id], !entry.uninstalling, !exitsOnSuspend(entry) else { return }
-        let run = TaskRun(
+        var run = TaskRun(
             id: takeNumber(), request: request, startedAt: now, expiresAt: now + configuration.runtime(of: request.kind),
             forced: forced, onBattery: !conditions(at: now).charging)
         if request.kind == .fetch {
@@ -13,8 +13,13 @@ extension OffstageCore {
         } else {
             entry.durable.schedule.requests[request.identifier] = nil
         }
-        entry.durable.schedule.started[request.identifier] = request
-        entry.durable.schedule.results.lastRunAt = now
+        if let details = request.continued {
+            // The user's own work, not the scheduler's: it is not run again after a restart, nor counted as a refresh.
+            run.progress = ContinuedProgress(title: details.title, subtitle: details.subtitle, reportedAt: now)
+        } else {
+            entry.durable.schedule.started[request.identifier] = request
+            entry.durable.schedule.results.lastRunAt = now
+        }
         apps[id] = entry
         emit(.saveApp(id))
         let how: String
@@ -28,8 +33,12 @@ extension OffstageCore {
             how = "running"
         }
         apps[id]?.process?.runs.append(run)
-        enqueue(id, request.kind == .fetch ? .performFetch(run: run.id) : .runTask(run: run.id, identifier: request.identifier, kind: request.kind))
-        let label = request.kind == .fetch ? "background fetch" : "\(request.kind.rawValue) task '\(request.identifier)'"
+        enqueue(
+            id,
+            request.kind == .fetch
+                ? .performFetch(run: run.id)
+                : .runTask(run: run.id, identifier: request.identifier, kind: request.kind, details: request.continued))
+        let label = runLabel(run)
         log(now, id, .taskRun, "\(label) started (\(how))\(forced ? " — forced" : why.map { ": " + $0 } ?? "")")
         touched.insert(id)
     }
@@ -52,6 +61,10 @@ extension OffstageCore {
 
     /// Records the end of a run: result, budget, and the request's return to pending if the run was cut off.
     mutating func endRun(_ id: AppID, _ run: TaskRun, _ result: TaskResult, _ now: Instant, cutOff: String? = nil) {
+        if let progress = run.progress {
+            endContinuedRun(id, run, progress, result, now, cutOff: cutOff)
+            return
+        }
         guard var schedule = apps[id]?.durable.schedule else { return }
         let seconds = (now - run.startedAt).inSeconds
         schedule.results.record(result, at: now)
@@ -83,7 +96,7 @@ extension OffstageCore {
         apps[id]?.process?.runs[index].expirationSent = true
         apps[id]?.process?.runs[index].killAt = killAt
         enqueue(id, .taskExpiring(run: runID))
-        let label = run.request.kind == .fetch ? "background fetch" : "task '\(run.request.identifier)'"
+        let label = run.progress != nil ? runLabel(run) : run.request.kind == .fetch ? "background fetch" : "task '\(run.request.identifier)'"
         log(now, id, .taskExpire, "\(label): expiration handler due (\(why))")
     }
 
@@ -98,7 +111,12 @@ extension OffstageCore {
                 return true
             }
             if !run.expirationSent, now >= run.expiresAt {
-                expireRun(id, run: run.id, because: "runtime of \(format((run.expiresAt - run.startedAt).inSeconds)) s is over", now)
+                if let progress = run.progress {
+                    let silence = format((now - progress.reportedAt).inSeconds)
+                    endContinued(id, run, because: "it reported no progress for \(silence) s", now)
+                } else {
+                    expireRun(id, run: run.id, because: "runtime of \(format((run.expiresAt - run.startedAt).inSeconds)) s is over", now)
+                }
             }
         }
         return false
@@ -109,5 +127,26 @@ extension OffstageCore {
         guard let runs = apps[id]?.process?.runs, !runs.isEmpty else { return }
         apps[id]?.process?.runs = []
         for run in runs { endRun(id, run, .failed, now, cutOff: "the app \(status)") }
+    }
+
+    /// A continued-processing run ended: its slot is free for the next queued request. It teaches the refresh policy
+    /// nothing and spends no daily budget (the user asked for it), and a run cut off is not run again.
+    mutating func endContinuedRun(_ id: AppID, _ run: TaskRun, _ progress: ContinuedProgress, _ result: TaskResult, _ now: Instant, cutOff: String?) {
+        let seconds = format((now - run.startedAt).inSeconds)
+        let label = runLabel(run)
+        let outcome = result == .failed ? "failed" : "succeeded"
+        let why = [run.endedBecause, cutOff].compactMap { $0 }.joined(separator: "; ")
+        log(now, id, .taskDone, "\(label) \(outcome) after \(seconds) s at \(progress.description)\(why.isEmpty ? "" : " — \(why)")")
+        scheduleAgain(id)
+        touched.insert(id)
+    }
+
+    /// How the log names a run.
+    func runLabel(_ run: TaskRun) -> String {
+        switch run.request.kind {
+        case .fetch: "background fetch"
+        case .continued: "continued-processing task '\(run.request.identifier)' (\(QuotedText.quote(run.progress?.title ?? "")))"
+        case .appRefresh, .processing: "\(run.request.kind.rawValue) task '\(run.request.identifier)'"
+        }
     }
 }

@@ -15,20 +15,24 @@ extension OffstageCore {
     public mutating func submitTask(
         _ id: AppID, pid: Int32, request: TaskRequest, at now: Instant
     ) throws(CoreError) -> [CoreAction] {
-        _ = try runningProcess(id, pid: pid)
+        let process = try runningProcess(id, pid: pid)
         let entry = try entry(id)
         let manifest = entry.app.manifest
         try validateIdentifier(request.identifier)
+        if request.kind == .continued {
+            try submitContinued(id, process, request, now)
+            return finish(now)
+        }
         guard request.kind != .fetch else {
             throw CoreError(
                 .invalidArgument, "the legacy background fetch is not submitted as a request",
                 fix: "call setMinimumBackgroundFetchInterval instead")
         }
-        guard manifest.declares(request.kind.requiredMode) else {
+        if let mode = request.kind.requiredMode, !manifest.declares(mode) {
             throw CoreError(
                 .notPermitted,
-                "'\(id)' does not declare the '\(request.kind.requiredMode.rawValue)' background mode a \(request.kind.rawValue) request needs",
-                fix: "add '\(request.kind.requiredMode.rawValue)' to UIBackgroundModes in the app's Info.plist")
+                "'\(id)' does not declare the '\(mode.rawValue)' background mode a \(request.kind.rawValue) request needs",
+                fix: "add '\(mode.rawValue)' to UIBackgroundModes in the app's Info.plist")
         }
         guard manifest.permittedTaskIdentifiers.contains(request.identifier) else { throw notListed(request.identifier, id) }
         if let reason = unavailability(of: entry) {

@@ -116,6 +116,7 @@ extension OffstageCore {
         apps[id]?.pendingOpen = false
         scheduleAgain(id)
         cancelTransfersOnForceQuit(id, now)
+        dropQueuedContinued(id, now)
         if entry.process != nil {
             terminate(id, .forceQuit, .immediate, now)
         } else {

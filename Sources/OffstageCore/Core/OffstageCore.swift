@@ -33,6 +33,8 @@ public struct OffstageCore: Sendable {
     public internal(set) var plan: [TaskKey: PlannedRun] = [:]
     /// Something the scheduler depends on changed: it decides again before the current input's actions go out.
     var schedulerDirty = false
+    /// Apps with continued-processing work queued or running (SPEC SCH-11): the scheduler pass looks only at these.
+    var continuedApps: Set<AppID> = []
     /// When the scheduler must decide again if nothing changes (a plan comes due or a time-based hold lifts).
     var schedulerDeadline: Instant?
     /// What the scheduler found for each app when it last looked (see ``AppSchedulingView``).
@@ -91,7 +93,8 @@ public struct OffstageCore: Sendable {
             forceQuit: entry.durable.forceQuit, lastTermination: entry.durable.lastTermination,
             backgroundModes: entry.app.manifest.backgroundModes.sorted { $0.rawValue < $1.rawValue },
             exitsOnSuspend: exitsOnSuspend(entry), modeHolds: process?.frozen == false ? modeHolds(of: id, at: now) : [],
-            suspendedBecause: process?.frozen == true ? process?.suspendedBecause : nil)
+            suspendedBecause: process?.frozen == true ? process?.suspendedBecause : nil,
+            continued: continuedTasks(of: entry))
     }
 
     /// The status of every app, sorted by id.
@@ -123,6 +126,7 @@ public struct OffstageCore: Sendable {
             if request.kind != .fetch { durable.schedule.requests[identifier] = request }
         }
         durable.schedule.started = [:]
+        if durable.schedule.requests.values.contains(where: { $0.kind == .continued }) { continuedApps.insert(app.id) }
         durable.schedule.usage.start(at: app.installedAt)
         apps[app.id] = AppEntry(app: app, durable: durable)
         modes.location.restore(app.id, durable.significantLocationChange)

@@ -145,6 +145,8 @@ public struct AppStatus: Hashable, Sendable, Codable {
 
     /// Why the app is suspended, while it is.
     public var suspendedBecause: String?
+    /// Its continued-processing tasks, running then queued (SPEC SCH-11).
+    public var continued: [ContinuedTaskView] = []
 
     /// The modes keeping the app running now (SPEC §7).
     public var activeModes: [BackgroundMode] { modeHolds.filter { $0.verdict == .holds }.map(\.mode) }

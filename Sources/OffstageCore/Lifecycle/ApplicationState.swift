@@ -23,6 +23,8 @@ public enum LaunchReason: String, Hashable, Sendable, Codable, CaseIterable {
     case refresh
     /// A processing task is due.
     case processing
+    /// A continued-processing task the user started got its slot after the app left (SPEC SCH-11).
+    case continuedProcessing = "continued-processing"
     /// The legacy background fetch.
     case fetch
     /// A background push arrived.

@@ -35,7 +35,8 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The expiration handlers of these background tasks are due (SPEC BT-4).
     case backgroundTasksExpiring([BackgroundTaskID])
     /// Run the launch handler registered for a scheduled task (SPEC SCH-3).
-    case runTask(run: UInt64, identifier: String, kind: TaskKind)
+    /// A continued-processing task carries the title and subtitle it was submitted with (SPEC SCH-11).
+    case runTask(run: UInt64, identifier: String, kind: TaskKind, details: ContinuedTaskDetails? = nil)
     /// The legacy `application(_:performFetchWithCompletionHandler:)` (SPEC SCH-4).
     case performFetch(run: UInt64)
     /// The expiration handler of a running scheduled task (SPEC SCH-3).

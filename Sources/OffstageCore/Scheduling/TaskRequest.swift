@@ -7,12 +7,16 @@ public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable {
     case processing
     /// The legacy background fetch (`setMinimumBackgroundFetchInterval`), needs the `fetch` mode.
     case fetch
+    /// Work the user started in the foreground that continues in the background with reported progress
+    /// (`BGContinuedProcessingTaskRequest`, SPEC SCH-11). It needs no background mode.
+    case continued
 
-    /// The background mode an app must declare to use this kind (SPEC MAN-4).
-    public var requiredMode: BackgroundMode {
+    /// The background mode an app must declare to use this kind (SPEC MAN-4); nil when it needs none.
+    public var requiredMode: BackgroundMode? {
         switch self {
         case .appRefresh, .fetch: .fetch
         case .processing: .processing
+        case .continued: nil
         }
     }
 
@@ -22,6 +26,7 @@ public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable {
         case .appRefresh: .refresh
         case .processing: .processing
         case .fetch: .fetch
+        case .continued: .continuedProcessing
         }
     }
 }
@@ -41,6 +46,8 @@ public struct TaskRequest: Hashable, Sendable, Codable {
     public var requiresExternalPower: Bool
     /// When the app submitted it.
     public var submittedAt: Instant
+    /// Title, subtitle and strategy of a continued-processing request; nil for every other kind.
+    public var continued: ContinuedTaskDetails?
 
     /// The identifier under which the legacy background fetch is shown and explained. It is reserved: a manifest
     /// may not list it in `BGTaskSchedulerPermittedIdentifiers`.
@@ -49,14 +56,15 @@ public struct TaskRequest: Hashable, Sendable, Codable {
     /// Creates a request.
     public init(
         identifier: String, kind: TaskKind, earliestBegin: Instant? = nil, requiresNetwork: Bool? = nil,
-        requiresExternalPower: Bool = false, submittedAt: Instant
+        requiresExternalPower: Bool = false, submittedAt: Instant, continued: ContinuedTaskDetails? = nil
     ) {
         self.identifier = identifier
         self.kind = kind
         self.earliestBegin = earliestBegin
-        self.requiresNetwork = requiresNetwork ?? (kind != .processing)
+        self.requiresNetwork = requiresNetwork ?? (kind == .appRefresh || kind == .fetch)
         self.requiresExternalPower = kind == .processing && requiresExternalPower
         self.submittedAt = submittedAt
+        self.continued = kind == .continued ? continued ?? ContinuedTaskDetails(title: identifier) : nil
     }
 }
 

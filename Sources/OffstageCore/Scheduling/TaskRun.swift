@@ -16,6 +16,10 @@ public struct TaskRun: Hashable, Sendable, Codable {
     public var forced: Bool
     /// Whether the device was on battery when it started (only battery runtime counts against the daily budget).
     public var onBattery: Bool
+    /// A continued-processing task's progress and title (SPEC SCH-11); nil for every other kind.
+    public var progress: ContinuedProgress?
+    /// Why the system ended it early (the user cancelled it, pressure, silence), recorded with its end.
+    public var endedBecause: String?
 
     /// The next instant the core must act on this run.
     public var deadline: Instant { killAt ?? expiresAt }

@@ -65,6 +65,17 @@ extension AppService {
                 engine.apply(actions)
                 responder.reply()
             },
+            "ReportTaskProgress": { context, request, responder in
+                let parameters = try request.decodeParameters(AppInterface.ProgressParameters.self)
+                let (id, pid) = try engine.requireApp(context)
+                let actions = try engine.appCall { () throws(CoreError) in
+                    try engine.core.reportTaskProgress(
+                        id, pid: pid, run: parameters.run, completed: parameters.completed, total: parameters.total,
+                        title: parameters.title, subtitle: parameters.subtitle, at: engine.now)
+                }
+                engine.apply(actions)
+                responder.reply()
+            },
             "CompleteTask": { context, request, responder in
                 let parameters = try request.decodeParameters(AppInterface.CompleteParameters.self)
                 guard let result = TaskResult(rawValue: parameters.result) else {

@@ -61,6 +61,19 @@ extension ControlService {
                 }
                 responder.reply()
             },
+            "CancelTask": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)
+                let id = try engine.appID(parameters.app)
+                let identifier = try engine.requireIdentifier(parameters.identifier)
+                var message = ""
+                try engine.control { () throws(CoreError) in
+                    let (said, actions) = try engine.core.cancelContinuedTask(id, identifier: identifier, at: engine.now)
+                    message = said
+                    return actions
+                }
+                responder.reply(ControlInterface.CancelTaskReply(message: message))
+            },
             "Fetch": { context, request, responder in
                 try engine.requireUser(context)
                 let id = try engine.appID(request.decodeParameters(ControlInterface.AppParameters.self).id)

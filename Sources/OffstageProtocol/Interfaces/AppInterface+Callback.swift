@@ -11,6 +11,8 @@ extension AppInterface {
         public var run: UInt64?
         public var taskIdentifier: String?
         public var taskKind: String?
+        public var taskTitle: String?
+        public var taskSubtitle: String?
         public var audioInterruption: AudioInterruption?
         public var socketClosed: Bool?
         public var locations: [LocationMessage]?
@@ -30,7 +32,8 @@ extension AppInterface {
             audioInterruption: AudioInterruption? = nil, socketClosed: Bool? = nil, locations: [LocationMessage]? = nil,
             locationError: String? = nil, systemEvent: String? = nil, accessory: String? = nil,
             accessoryEvent: String? = nil, notification: NotificationsInterface.DeliveredMessage? = nil,
-            actionIdentifier: String? = nil, pushId: String? = nil, payload: String? = nil, session: String? = nil
+            actionIdentifier: String? = nil, pushId: String? = nil, payload: String? = nil, session: String? = nil,
+            taskTitle: String? = nil, taskSubtitle: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -40,6 +43,8 @@ extension AppInterface {
             self.run = run
             self.taskIdentifier = taskIdentifier
             self.taskKind = taskKind
+            self.taskTitle = taskTitle
+            self.taskSubtitle = taskSubtitle
             self.audioInterruption = audioInterruption
             self.socketClosed = socketClosed
             self.locations = locations
@@ -61,6 +66,7 @@ extension AppInterface {
             var run: UInt64?
             var identifier: String?
             var taskKind: String?
+            var details: ContinuedTaskDetails?
             var interruption: AudioInterruption?
             var socketClosed: Bool?
             var locations: [LocationMessage]?
@@ -74,7 +80,8 @@ extension AppInterface {
             switch callback.kind {
             case .didFinishLaunching(let launchReason): reason = launchReason.rawValue
             case .backgroundTasksExpiring(let ids): tasks = ids.map(\.rawValue)
-            case .runTask(let number, let name, let kind): (run, identifier, taskKind) = (number, name, kind.rawValue)
+            case .runTask(let number, let name, let kind, let continued):
+                (run, identifier, taskKind, details) = (number, name, kind.rawValue, continued)
             case .performFetch(let number), .taskExpiring(let number): run = number
             case .audioInterruption(let event): interruption = event
             case .voipSocket(let closed): socketClosed = closed
@@ -95,7 +102,8 @@ extension AppInterface {
                 audioInterruption: interruption, socketClosed: socketClosed, locations: locations,
                 locationError: locationError, systemEvent: systemEvent, accessory: accessory?.name,
                 accessoryEvent: accessory?.event, notification: notification, actionIdentifier: actionIdentifier,
-                pushId: push?.push, payload: push?.payload, session: session)
+                pushId: push?.push, payload: push?.payload, session: session, taskTitle: details?.title,
+                taskSubtitle: details?.subtitle)
         }
     }
 }

@@ -110,6 +110,14 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
             json.raw(",\"taskKind\":")
             json.string(taskKind)
         }
+        if let taskTitle {
+            json.raw(",\"taskTitle\":")
+            json.string(taskTitle)
+        }
+        if let taskSubtitle {
+            json.raw(",\"taskSubtitle\":")
+            json.string(taskSubtitle)
+        }
         if let audioInterruption {
             json.raw(",\"audioInterruption\":{\"began\":")
             json.bool(audioInterruption.began)
@@ -178,7 +186,7 @@ extension AppInterface.CallbackMessage: VarlinkDirectEncodable, VarlinkDirectDec
         // Task id lists (expiration handlers), interruptions and locations (nested objects, at most about once a
         // second) are rare next to lifecycle callbacks: Foundation reads them.
         guard !object.has("taskIds"), !object.has("audioInterruption"), !object.has("locations"),
-            !object.has("locationError"), !object.has("notification")
+            !object.has("locationError"), !object.has("notification"), !object.has("taskTitle"), !object.has("taskSubtitle")
         else { throw VarlinkDirectObject.Unusable() }
         self.init(
             id: try object.unsigned(required: "id"), kind: try object.string(required: "kind"),

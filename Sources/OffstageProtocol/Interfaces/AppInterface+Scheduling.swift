@@ -11,16 +11,24 @@ extension AppInterface {
         public var earliestBegin: Double?
         public var requiresNetwork: Bool?
         public var requiresExternalPower: Bool?
+        /// Continued processing only (SPEC SCH-11).
+        public var title: String?
+        public var subtitle: String?
+        /// `queue` (the default) or `fail`.
+        public var strategy: String?
 
         public init(
             identifier: String, kind: String, earliestBegin: Double? = nil, requiresNetwork: Bool? = nil,
-            requiresExternalPower: Bool? = nil
+            requiresExternalPower: Bool? = nil, title: String? = nil, subtitle: String? = nil, strategy: String? = nil
         ) {
             self.identifier = identifier
             self.kind = kind
             self.earliestBegin = earliestBegin
             self.requiresNetwork = requiresNetwork
             self.requiresExternalPower = requiresExternalPower
+            self.title = title
+            self.subtitle = subtitle
+            self.strategy = strategy
         }
 
         /// The wire form of a pending request.
@@ -28,13 +36,28 @@ extension AppInterface {
             self.init(
                 identifier: request.identifier, kind: request.kind.rawValue,
                 earliestBegin: request.earliestBegin?.secondsSinceEpoch, requiresNetwork: request.requiresNetwork,
-                requiresExternalPower: request.requiresExternalPower)
+                requiresExternalPower: request.requiresExternalPower, title: request.continued?.title,
+                subtitle: request.continued?.subtitle, strategy: request.continued?.strategy.rawValue)
         }
 
         /// The core request, or a description of what is wrong with it.
         public func request(submittedAt now: Instant) -> Result<TaskRequest, InvalidField> {
             guard let kind = TaskKind(rawValue: kind), kind != .fetch else {
-                return .failure(InvalidField(name: "kind", description: "must be refresh or processing"))
+                return .failure(InvalidField(name: "kind", description: "must be refresh, processing or continued"))
+            }
+            var details: ContinuedTaskDetails?
+            if kind == .continued {
+                guard let title else {
+                    return .failure(InvalidField(name: "title", description: "is required for a continued-processing request"))
+                }
+                var strategy = ContinuedTaskDetails.Strategy.queue
+                if let name = self.strategy {
+                    guard let value = ContinuedTaskDetails.Strategy(rawValue: name) else {
+                        return .failure(InvalidField(name: "strategy", description: "must be queue or fail"))
+                    }
+                    strategy = value
+                }
+                details = ContinuedTaskDetails(title: title, subtitle: subtitle ?? "", strategy: strategy)
             }
             var earliest: Instant?
             if let seconds = earliestBegin {
@@ -46,7 +69,7 @@ extension AppInterface {
             }
             return .success(TaskRequest(
                 identifier: identifier, kind: kind, earliestBegin: earliest, requiresNetwork: requiresNetwork,
-                requiresExternalPower: requiresExternalPower ?? false, submittedAt: now))
+                requiresExternalPower: requiresExternalPower ?? false, submittedAt: now, continued: details))
         }
     }
 
@@ -125,6 +148,22 @@ extension AppInterface {
         public init(run: UInt64, result: String) {
             self.run = run
             self.result = result
+        }
+    }
+
+    /// `ReportTaskProgress` parameters.
+    public struct ProgressParameters: Codable, Hashable, Sendable {
+        public var run: UInt64
+        public var completed: Int64
+        public var total: Int64
+        public var title: String?
+        public var subtitle: String?
+        public init(run: UInt64, completed: Int64, total: Int64, title: String? = nil, subtitle: String? = nil) {
+            self.run = run
+            self.completed = completed
+            self.total = total
+            self.title = title
+            self.subtitle = subtitle
         }
     }
 }

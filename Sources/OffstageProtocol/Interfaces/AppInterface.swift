@@ -18,6 +18,16 @@ public enum AppInterface {
           name: string
         )
 
+        # A continued-processing task an app is running, with its progress (SPEC SCH-11).
+        type ContinuedRun (
+          run: int,
+          identifier: string,
+          title: string,
+          subtitle: string,
+          completed: int,
+          total: int
+        )
+
         # What the daemon asks the app's code to do. Answer with CallbackDone(id) when the handler returns.
         type Callback (
           id: int,
@@ -35,9 +45,12 @@ public enum AppInterface {
           # handle-events-for-background-session handler, to complete with io.offstage.Transfers.CompleteEvents
           # (null: the session is open in the app and its delegate hears of the events directly)
           run: ?int,
-          # runTask: the request's identifier and kind (refresh or processing)
+          # runTask: the request's identifier and kind (refresh, processing or continued)
           taskIdentifier: ?string,
           taskKind: ?string,
+          # runTask of a continued-processing task: the title and subtitle it was submitted with (SPEC SCH-11)
+          taskTitle: ?string,
+          taskSubtitle: ?string,
           # audioInterruption: the interruption that began or ended
           audioInterruption: ?AudioInterruption,
           # voipSocket: true when the peer closed the socket, false when data arrived
@@ -104,13 +117,17 @@ public enum AppInterface {
         # A request for scheduled background work.
         type TaskRequest (
           identifier: string,
-          # refresh or processing
+          # refresh, processing or continued
           kind: string,
-          # seconds since the Unix epoch; null for as soon as the system sees fit
+          # seconds since the Unix epoch; null for as soon as the system sees fit (never set for continued)
           earliestBegin: ?float,
           # processing only; refresh always needs a network
           requiresNetwork: ?bool,
-          requiresExternalPower: ?bool
+          requiresExternalPower: ?bool,
+          # continued only (SPEC SCH-11): what the user sees, and queue (the default) or fail when no slot is free
+          title: ?string,
+          subtitle: ?string,
+          strategy: ?string
         )
 
         # Who the app is, as the daemon sees it.
@@ -123,7 +140,10 @@ public enum AppInterface {
 
         # Opens the app's callback stream; call it with "more". The first reply carries `app`;
         # every later reply carries one `callback`. The report lets a restarted daemon re-adopt the app.
-        method Attach(launchCompleted: bool, state: string, openTasks: []Task) -> (app: ?AppInfo, callback: ?Callback)
+        # continuedTasks: the continued-processing tasks the app still runs, which a restarted daemon takes up again.
+        method Attach(
+          launchCompleted: bool, state: string, openTasks: []Task, continuedTasks: ?[]ContinuedRun
+        ) -> (app: ?AppInfo, callback: ?Callback)
 
         # The handler of callback `id` returned.
         method CallbackDone(id: int) -> ()
@@ -162,6 +182,10 @@ public enum AppInterface {
         # The handler of run `run` completed: newData, noData or failed. Completing an unknown run is harmless.
         method CompleteTask(run: int, result: string) -> ()
 
+        # A running continued-processing task's progress, and its title and subtitle when they change (SPEC SCH-11).
+        # Each report renews the task's time; reporting for an unknown run is harmless.
+        method ReportTaskProgress(run: int, completed: int, total: int, title: ?string, subtitle: ?string) -> ()
+
         # The calling process belongs to no installed app.
         error NotAnApp (pid: int, message: string, fix: string)
 
@@ -199,6 +223,7 @@ public enum AppInterface {
         public static let pendingTasks = "io.offstage.App.PendingTasks"
         public static let setFetchInterval = "io.offstage.App.SetFetchInterval"
         public static let completeTask = "io.offstage.App.CompleteTask"
+        public static let reportTaskProgress = "io.offstage.App.ReportTaskProgress"
     }
 
     /// A background task on the wire.
@@ -230,10 +255,31 @@ public enum AppInterface {
         public var launchCompleted: Bool
         public var state: String
         public var openTasks: [Task]
-        public init(launchCompleted: Bool, state: String, openTasks: [Task]) {
+        /// Absent from SDKs before continued processing.
+        public var continuedTasks: [ContinuedRun]?
+        public init(launchCompleted: Bool, state: String, openTasks: [Task], continuedTasks: [ContinuedRun]? = nil) {
             self.launchCompleted = launchCompleted
             self.state = state
             self.openTasks = openTasks
+            self.continuedTasks = continuedTasks
+        }
+    }
+
+    /// A continued-processing task on the wire, as an app reports it at `Attach`.
+    public struct ContinuedRun: Codable, Hashable, Sendable {
+        public var run: UInt64
+        public var identifier: String
+        public var title: String
+        public var subtitle: String
+        public var completed: Int64
+        public var total: Int64
+        public init(run: UInt64, identifier: String, title: String, subtitle: String, completed: Int64, total: Int64) {
+            self.run = run
+            self.identifier = identifier
+            self.title = title
+            self.subtitle = subtitle
+            self.completed = completed
+            self.total = total
         }
     }
 

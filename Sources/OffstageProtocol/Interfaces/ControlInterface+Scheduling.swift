@@ -153,6 +153,12 @@ extension ControlInterface {
         public var expiresAt: Double?
         public var forced: Bool?
         public var summary: String
+        /// Continued processing only (SPEC SCH-11): what the user sees, the progress, and why it is ending.
+        public var title: String?
+        public var subtitle: String?
+        public var completed: Int64?
+        public var total: Int64?
+        public var endedBecause: String?
 
         public init(_ status: TaskStatus) {
             app = status.app.rawValue
@@ -170,6 +176,11 @@ extension ControlInterface {
             expiresAt = status.run?.expiresAt.secondsSinceEpoch
             forced = status.run?.forced
             summary = status.summary
+            title = status.run?.progress?.title ?? status.request.continued?.title
+            subtitle = status.run?.progress?.subtitle ?? status.request.continued?.subtitle
+            completed = status.run?.progress?.completed ?? status.request.continued.map { _ in 0 }
+            total = status.run?.progress?.total ?? status.request.continued.map { _ in 0 }
+            endedBecause = status.run?.endedBecause
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -189,7 +200,51 @@ extension ControlInterface {
             try container.encode(expiresAt, forKey: .expiresAt)
             try container.encode(forced, forKey: .forced)
             try container.encode(summary, forKey: .summary)
+            try container.encode(title, forKey: .title)
+            try container.encode(subtitle, forKey: .subtitle)
+            try container.encode(completed, forKey: .completed)
+            try container.encode(total, forKey: .total)
+            try container.encode(endedBecause, forKey: .endedBecause)
         }
+    }
+
+    /// A continued-processing task in `offstage apps` (SPEC SCH-11).
+    public struct ContinuedTaskMessage: Codable, Hashable, Sendable {
+        public var identifier: String
+        /// queued, running or ending
+        public var state: String
+        public var title: String
+        public var subtitle: String
+        public var completed: Int64
+        public var total: Int64
+        public var endedBecause: String?
+
+        public init(_ view: ContinuedTaskView) {
+            identifier = view.identifier
+            state = view.state.rawValue
+            title = view.title
+            subtitle = view.subtitle
+            completed = view.completed
+            total = view.total
+            endedBecause = view.endedBecause
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(identifier, forKey: .identifier)
+            try container.encode(state, forKey: .state)
+            try container.encode(title, forKey: .title)
+            try container.encode(subtitle, forKey: .subtitle)
+            try container.encode(completed, forKey: .completed)
+            try container.encode(total, forKey: .total)
+            try container.encode(endedBecause, forKey: .endedBecause)
+        }
+    }
+
+    /// `CancelTask` reply: what happened, for people.
+    public struct CancelTaskReply: Codable, Hashable, Sendable {
+        public var message: String
+        public init(message: String) { self.message = message }
     }
 
     /// `Tasks` parameters.

@@ -34,7 +34,20 @@ public enum ControlInterface {
           # every mode's verdict, for people: what keeps the app running, or why a mode gives it no background time
           modeHolds: []string,
           # while suspended: why
-          suspendedBecause: ?string
+          suspendedBecause: ?string,
+          # work the user started that continues in the background, running then queued (SPEC SCH-11)
+          continuedTasks: []ContinuedTask
+        )
+
+        # A continued-processing task: queued, running or ending (its expiration handler was called).
+        type ContinuedTask (
+          identifier: string,
+          state: string,
+          title: string,
+          subtitle: string,
+          completed: int,
+          total: int,
+          endedBecause: ?string
         )
 
         # One line of the event log.
@@ -160,7 +173,13 @@ public enum ControlInterface {
           startedAt: ?float,
           expiresAt: ?float,
           forced: ?bool,
-          summary: string
+          summary: string,
+          # continued only (SPEC SCH-11): what the user sees, units done and in all, and why it is ending
+          title: ?string,
+          subtitle: ?string,
+          completed: ?int,
+          total: ?int,
+          endedBecause: ?string
         )
 
         # The device's conditions, the machine's reading, the overrides, and the device's time zone (an IANA name,
@@ -208,6 +227,10 @@ public enum ControlInterface {
 
         # Runs the legacy background fetch now (marked forced).
         method Fetch(app: string) -> ()
+
+        # The user cancels a continued-processing task (SPEC SCH-11): a running one has its expiration handler
+        # called, a queued one is dropped. `message` says which happened.
+        method CancelTask(app: string, identifier: string) -> (message: string)
 
         # No such pending or running request.
         error NoSuchTask (message: string, fix: string)
@@ -263,6 +286,7 @@ public enum ControlInterface {
         public static let runTask = "io.offstage.Control.RunTask"
         public static let expireTask = "io.offstage.Control.ExpireTask"
         public static let fetch = "io.offstage.Control.Fetch"
+        public static let cancelTask = "io.offstage.Control.CancelTask"
     }
 
     /// One app on the wire; the field names are the CLI's JSON contract.
@@ -282,6 +306,13 @@ public enum ControlInterface {
         public var activeModes: [String]
         public var modeHolds: [String]
         public var suspendedBecause: String?
+        public var continuedTasks: [ContinuedTaskMessage]
+
+        enum CodingKeys: String, CodingKey {
+            case id, state, pid, backgroundTasks, backgroundTimeRemaining, launchReason, terminating, forceQuit
+            case lastTermination, lastTerminationAt, backgroundModes, exitsOnSuspend, activeModes, modeHolds
+            case suspendedBecause, continuedTasks
+        }
 
         /// The wire form of a core status.
         public init(_ status: AppStatus) {
@@ -300,6 +331,28 @@ public enum ControlInterface {
             activeModes = status.activeModes.map(\.rawValue)
             modeHolds = status.modeHolds.map(\.description)
             suspendedBecause = status.suspendedBecause
+            continuedTasks = status.continued.map(ContinuedTaskMessage.init)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            state = try container.decode(String.self, forKey: .state)
+            pid = try container.decodeIfPresent(Int32.self, forKey: .pid)
+            backgroundTasks = try container.decode(Int.self, forKey: .backgroundTasks)
+            backgroundTimeRemaining = try container.decodeIfPresent(Double.self, forKey: .backgroundTimeRemaining)
+            launchReason = try container.decodeIfPresent(String.self, forKey: .launchReason)
+            terminating = try container.decodeIfPresent(String.self, forKey: .terminating)
+            forceQuit = try container.decode(Bool.self, forKey: .forceQuit)
+            lastTermination = try container.decodeIfPresent(String.self, forKey: .lastTermination)
+            lastTerminationAt = try container.decodeIfPresent(Double.self, forKey: .lastTerminationAt)
+            backgroundModes = try container.decode([String].self, forKey: .backgroundModes)
+            exitsOnSuspend = try container.decode(Bool.self, forKey: .exitsOnSuspend)
+            activeModes = try container.decode([String].self, forKey: .activeModes)
+            modeHolds = try container.decode([String].self, forKey: .modeHolds)
+            suspendedBecause = try container.decodeIfPresent(String.self, forKey: .suspendedBecause)
+            // A daemon from before continued processing sends none.
+            continuedTasks = try container.decodeIfPresent([ContinuedTaskMessage].self, forKey: .continuedTasks) ?? []
         }
 
         // Optionals are written as null (not left out) so scripts can rely on every key being present.
@@ -320,6 +373,7 @@ public enum ControlInterface {
             try container.encode(activeModes, forKey: .activeModes)
             try container.encode(modeHolds, forKey: .modeHolds)
             try container.encode(suspendedBecause, forKey: .suspendedBecause)
+            try container.encode(continuedTasks, forKey: .continuedTasks)
         }
     }
 

@@ -42,6 +42,28 @@ extension ControlInterface.App: VarlinkDirectEncodable {
         json.strings(modeHolds)
         json.raw(",\"suspendedBecause\":")
         if let suspendedBecause { json.string(suspendedBecause) } else { json.raw("null") }
+        json.raw(",\"continuedTasks\":")
+        try json.array(continuedTasks)
+        json.raw("}")
+    }
+}
+
+extension ControlInterface.ContinuedTaskMessage: VarlinkDirectEncodable {
+    public func appendJSON(to json: inout VarlinkDirectJSON) throws {
+        json.raw("{\"identifier\":")
+        json.string(identifier)
+        json.raw(",\"state\":")
+        json.string(state)
+        json.raw(",\"title\":")
+        json.string(title)
+        json.raw(",\"subtitle\":")
+        json.string(subtitle)
+        json.raw(",\"completed\":")
+        json.number(completed)
+        json.raw(",\"total\":")
+        json.number(total)
+        json.raw(",\"endedBecause\":")
+        json.string(orNull: endedBecause)
         json.raw("}")
     }
 }
@@ -86,6 +108,16 @@ extension ControlInterface.TaskMessage: VarlinkDirectEncodable {
         json.bool(orNull: forced)
         json.raw(",\"summary\":")
         json.string(summary)
+        json.raw(",\"title\":")
+        json.string(orNull: title)
+        json.raw(",\"subtitle\":")
+        json.string(orNull: subtitle)
+        json.raw(",\"completed\":")
+        json.number(orNull: completed)
+        json.raw(",\"total\":")
+        json.number(orNull: total)
+        json.raw(",\"endedBecause\":")
+        json.string(orNull: endedBecause)
         json.raw("}")
     }
 }

@@ -136,7 +136,7 @@ extension Simulation {
         case .backgroundTasksExpiring(let ids) where behavior.endsTasksOnExpiration:
             for task in ids { if let taskName = processes[pid]?.openTasks[task] { endTask(pid, taskName) } }
         case .backgroundTasksExpiring: break
-        case .runTask(let run, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
+        case .runTask(let run, _, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
         case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
         case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)

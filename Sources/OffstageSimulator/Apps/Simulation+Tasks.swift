@@ -53,7 +53,7 @@ extension Simulation {
             errors.append(error)
         }
         // The usual pattern: the handler submits its request again for next time.
-        if let request, request.kind != .fetch, let delay = behavior(id).tasks.resubmitAfter, processes[pid] != nil {
+        if let request, request.kind != .fetch, request.kind != .continued, let delay = behavior(id).tasks.resubmitAfter, processes[pid] != nil {
             var again = request
             again.earliestBegin = delay == .zero ? nil : now + delay
             submit(again, pid: pid, app: id)

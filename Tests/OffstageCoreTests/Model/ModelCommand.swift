@@ -221,6 +221,7 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .appRefresh: "appRefresh"
         case .processing: "processing"
         case .fetch: "fetch"
+        case .continued: "continued"
         }
     }
 

@@ -368,7 +368,7 @@ struct ModelShell {
                     continue
                 }
                 switch callback.kind {
-                case .runTask(let run, _, _), .performFetch(let run):
+                case .runTask(let run, _, _, _), .performFetch(let run):
                     process.runs.append(run)
                 case .remoteNotification(let call):
                     process.pushRuns.append(call.run)

@@ -146,6 +146,7 @@ enum ModelWorld {
         case .appRefresh: refreshIdentifier
         case .processing: processingIdentifier
         case .fetch: TaskRequest.fetchIdentifier
+        case .continued: "continued"  // not generated: continued processing has tests of its own
         }
     }
 }

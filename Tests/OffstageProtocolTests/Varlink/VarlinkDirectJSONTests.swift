@@ -50,6 +50,13 @@ struct VarlinkDirectJSONTests {
             "lastTerminationAt": set ? NSNull() : number, "backgroundModes": set ? ["fetch", string] : [],
             "exitsOnSuspend": !set, "activeModes": set ? ["audio", string] : [],
             "modeHolds": set ? [] : ["audio: playing", string], "suspendedBecause": set ? string : NSNull(),
+            "continuedTasks": (0..<(index % 3)).map { task -> [String: Any] in
+                [
+                    "identifier": "com.example.export.\(task)", "state": task == 0 ? "running" : "queued", "title": string,
+                    "subtitle": set ? string : "", "completed": index * 7, "total": Int64.max - Int64(index),
+                    "endedBecause": task == 0 && set ? string : NSNull(),
+                ]
+            },
         ]
         return try JSONDecoder().decode(ControlInterface.App.self, from: JSONSerialization.data(withJSONObject: object))
     }
@@ -67,6 +74,9 @@ struct VarlinkDirectJSONTests {
             "submittedAt": number, "plannedAt": set ? NSNull() : number, "plannedReason": set ? string : NSNull(),
             "holds": holds, "startedAt": set ? number : NSNull(), "expiresAt": set ? NSNull() : number,
             "forced": index % 3 == 0 ? NSNull() : set, "summary": string,
+            // Continued processing (SPEC SCH-11): every field null, or every field set.
+            "title": set ? string : NSNull(), "subtitle": set ? string : NSNull(), "completed": set ? index : NSNull(),
+            "total": set ? Int64.max : NSNull(), "endedBecause": index % 4 == 1 ? string : NSNull(),
         ]
         return try JSONDecoder().decode(
             ControlInterface.TaskMessage.self, from: JSONSerialization.data(withJSONObject: object))
