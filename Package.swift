@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 /// (and, for some, resources: the player's playlist).
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
-    "Phone", "Tracker", "Scanner", "Alarm", "Messenger", "Downloader",
+    "Phone", "Tracker", "Scanner", "Alarm", "Messenger", "Downloader", "Exporter",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).

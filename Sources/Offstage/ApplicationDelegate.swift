@@ -117,6 +117,9 @@ public enum LaunchReason: String, Sendable, Hashable, CaseIterable {
     case refresh
     /// A processing task is due.
     case processing
+    /// A continued-processing task the user started got its slot after the app was terminated: the app is launched
+    /// into the background to run it (``ContinuedProcessingTask``).
+    case continuedProcessing = "continued-processing"
     /// The legacy background fetch.
     case fetch
     /// A background push arrived.

@@ -58,9 +58,13 @@ public class BackgroundTask: @unchecked Sendable, CustomStringConvertible {
             return true
         }
         guard first else { return }
+        willComplete()
         TaskScheduler.shared.runEnded(run)
         DaemonLink.shared.completeTask(run: run, result: result)
     }
+
+    /// Called once, right before the completion goes to the daemon: a subclass sends what must arrive first.
+    func willComplete() {}
 
     /// Sets what the SDK itself does when the run expires, after the app's expiration handler.
     func setExpirationHook(_ hook: @escaping @MainActor @Sendable () -> Void) {

@@ -26,6 +26,9 @@ public final class ContinuedProcessingTask: BackgroundTask, @unchecked Sendable 
     /// The subtitle the user sees.
     public var subtitle: String { labels.withLock { $0.subtitle } }
 
+    /// The progress still waiting out the throttle goes first: the completion is recorded with the final count.
+    override func willComplete() { progress.flush() }
+
     /// Changes what the user sees, e.g. as the work moves on to another album.
     public func updateTitle(_ title: String, subtitle: String) {
         labels.withLock { $0 = (title, subtitle) }
@@ -45,6 +48,8 @@ public final class TaskProgress: @unchecked Sendable {
         var subtitle: String?
         var lastSent: ContinuousClock.Instant?
         var sendScheduled = false
+        /// Something changed since the last report.
+        var changed = false
     }
 
     private let run: UInt64
@@ -59,7 +64,10 @@ public final class TaskProgress: @unchecked Sendable {
     public var completedUnitCount: Int64 {
         get { state.withLock { $0.completed } }
         set {
-            state.withLock { $0.completed = max(0, newValue) }
+            state.withLock {
+                $0.completed = max(0, newValue)
+                $0.changed = true
+            }
             scheduleReport()
         }
     }
@@ -68,7 +76,10 @@ public final class TaskProgress: @unchecked Sendable {
     public var totalUnitCount: Int64 {
         get { state.withLock { $0.total } }
         set {
-            state.withLock { $0.total = max(0, newValue) }
+            state.withLock {
+                $0.total = max(0, newValue)
+                $0.changed = true
+            }
             scheduleReport()
         }
     }
@@ -82,6 +93,7 @@ public final class TaskProgress: @unchecked Sendable {
         state.withLock {
             $0.title = title
             $0.subtitle = subtitle
+            $0.changed = true
         }
         scheduleReport()
     }
@@ -101,11 +113,18 @@ public final class TaskProgress: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in send() }
     }
 
+    /// Sends what changed since the last report now, on the caller's thread (before the task's completion).
+    func flush() {
+        send()
+    }
+
     private func send() {
         // A report still on its way when the task completed says nothing any more.
         guard TaskScheduler.shared.isRunning(run) else { return }
-        let parameters = state.withLock { state in
+        let parameters: AppInterface.ProgressParameters? = state.withLock { state in
             state.sendScheduled = false
+            guard state.changed else { return nil }
+            state.changed = false
             state.lastSent = ContinuousClock.now
             defer {
                 state.title = nil
@@ -114,6 +133,6 @@ public final class TaskProgress: @unchecked Sendable {
             return AppInterface.ProgressParameters(
                 run: run, completed: state.completed, total: state.total, title: state.title, subtitle: state.subtitle)
         }
-        DaemonLink.shared.reportTaskProgress(parameters)
+        if let parameters { DaemonLink.shared.reportTaskProgress(parameters) }
     }
 }
