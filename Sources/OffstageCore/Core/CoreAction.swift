@@ -38,6 +38,9 @@ public enum CoreAction: Hashable, Sendable {
     /// Journal, start, stop or hand over background transfers (SPEC §5). Indirect: a task is large, and every action
     /// would otherwise take its size (a burst of 64,000 notifications is that many actions).
     indirect case transfer(TransferAction)
+    /// Show the user where a continued-processing run stands (its title, progress, whether it is ending), or, with
+    /// nil, that it is over: the desktop's progress notification (SPEC SCH-11).
+    indirect case continuedProgress(AppID, run: UInt64, ContinuedTaskView?)
 }
 
 /// How to launch an app.

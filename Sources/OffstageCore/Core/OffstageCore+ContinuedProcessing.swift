@@ -99,6 +99,7 @@ extension OffstageCore {
         if !run.expirationSent { run.expiresAt = now + .seconds(double: configuration.continuedProcessing.progressTimeout) }
         apps[id]?.process?.runs[index] = run
         deadlinesStale.insert(id)
+        showContinued(id, run)
         return finish(now)
     }
 
@@ -172,6 +173,7 @@ extension OffstageCore {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == run.id }) else { return }
         apps[id]?.process?.runs[index].endedBecause = reason
         expireRun(id, run: run.id, because: reason, now)
+        if let ending = apps[id]?.process?.runs[index] { showContinued(id, ending) }
     }
 
     /// Every running continued-processing task; prunes apps with no continued work left.
@@ -308,6 +310,19 @@ extension OffstageCore {
             log(now, id, .taskRun, "continued-processing task '\(task.identifier)' (\(QuotedText.quote(progress.title))) taken up again after a daemon restart at \(progress.description)")
         }
         if !runs.isEmpty { continuedApps.insert(id) }
+        for run in runs { showContinued(id, run) }
         return runs
+    }
+}
+
+extension OffstageCore {
+    /// Tells the shell what the user should see of a continued-processing run now.
+    mutating func showContinued(_ id: AppID, _ run: TaskRun) {
+        guard let progress = run.progress else { return }
+        let view = ContinuedTaskView(
+            identifier: run.request.identifier, state: run.expirationSent ? .ending : .running, title: progress.title,
+            subtitle: progress.subtitle, completed: progress.completed, total: progress.total,
+            endedBecause: run.endedBecause)
+        emit(.continuedProgress(id, run: run.id, view))
     }
 }

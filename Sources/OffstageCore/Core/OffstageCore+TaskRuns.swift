@@ -33,6 +33,7 @@ extension OffstageCore {
             how = "running"
         }
         apps[id]?.process?.runs.append(run)
+        showContinued(id, run)
         enqueue(
             id,
             request.kind == .fetch
@@ -137,6 +138,7 @@ extension OffstageCore {
         let outcome = result == .failed ? "failed" : "succeeded"
         let why = [run.endedBecause, cutOff].compactMap { $0 }.joined(separator: "; ")
         log(now, id, .taskDone, "\(label) \(outcome) after \(seconds) s at \(progress.description)\(why.isEmpty ? "" : " — \(why)")")
+        emit(.continuedProgress(id, run: run.id, nil))
         scheduleAgain(id)
         touched.insert(id)
     }

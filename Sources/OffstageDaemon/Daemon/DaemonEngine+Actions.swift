@@ -77,6 +77,8 @@ extension DaemonEngine {
             performPush(push)
         case .transfer(let transfer):
             performTransfer(transfer)
+        case .continuedProgress(let id, let run, let view):
+            showProgress(id, run: run, view)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

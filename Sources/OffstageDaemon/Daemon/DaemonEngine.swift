@@ -36,6 +36,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var location: LocationService?
     /// The desktop notifications are shown on, and what it was shown (SPEC NT-2).
     var presentation = DesktopPresentation()
+    /// Continued-processing tasks' progress notifications on that desktop (SPEC SCH-11).
+    var progress = ProgressPresentation()
     /// The push gateway inside the daemon (SPEC NT-3); nil when it is off or not started yet.
     var pushGateway: EmbeddedPushGateway?
     /// The link to a multi-device gateway, when the device uses one instead (SPEC NT-5, decision 0035).

@@ -46,7 +46,13 @@ public final class FreedesktopNotificationDesktop: NotificationDesktop {
     /// text as markup. No `category` or `desktop-entry` hint: an app's category is its own name for a set of actions,
     /// not one of the specification's categories, and apps have no desktop entry.
     static func notification(_ content: NotificationDesktopContent, escapingBody: Bool) -> DesktopNotification {
-        var hints: [String: DesktopHint] = ["x-offstage-key": .string(content.key)]
+        var hints: [String: DesktopHint] = [:]
+        if let progress = content.progress {
+            hints["x-offstage-task"] = .string(content.key)
+            hints["value"] = .int32(Int32(clamping: min(100, max(0, progress))))
+        } else {
+            hints["x-offstage-key"] = .string(content.key)
+        }
         if !content.threadIdentifier.isEmpty { hints["x-offstage-thread"] = .string(content.threadIdentifier) }
         switch content.sound {
         case .themeName(let name): hints["sound-name"] = .string(name)
@@ -54,7 +60,7 @@ public final class FreedesktopNotificationDesktop: NotificationDesktop {
         case nil: break
         }
         return DesktopNotification(
-            appName: content.appName, summary: content.summary,
+            appName: content.appName, replacesID: content.replacesID, summary: content.summary,
             body: escapingBody ? escapingMarkup(content.body) : content.body,
             actions: content.actions.map { DesktopNotificationAction(key: $0.identifier, label: $0.label) },
             hints: hints, expireTimeout: content.expireTimeout)

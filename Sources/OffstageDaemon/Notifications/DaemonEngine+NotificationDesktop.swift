@@ -35,6 +35,7 @@ extension DaemonEngine {
     /// What the desktop reported, on the event loop.
     func desktopEvent(_ event: NotificationDesktopEvent) {
         eventLoop.preconditionInEventLoop()
+        if progressDesktopEvent(event) { return }
         switch event {
         case .shown(let token, let desktopID):
             guard let (key, removed) = presentation.shown(token: token, desktopID: desktopID) else { return }

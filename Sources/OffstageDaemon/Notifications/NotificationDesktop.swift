@@ -75,11 +75,17 @@ public struct NotificationDesktopContent: Hashable, Sendable {
     public var threadIdentifier: String
     /// Milliseconds before the desktop hides it: -1 lets the desktop decide, 0 never hides it (`expire_timeout`).
     public var expireTimeout: Int32
+    /// The desktop's id of a notification this one replaces in place (`replaces_id`); 0 for a new one.
+    public var replacesID: UInt32
+    /// For a progress notification (a continued-processing task, SPEC SCH-11): percent done, 0...100 (hint `value`,
+    /// which desktops draw as a progress bar); `key` then names the task (hint `x-offstage-task`). Nil for a
+    /// notification.
+    public var progress: Int?
 
     /// Creates content.
     public init(
         appName: String, summary: String, body: String, actions: [Action], sound: Sound?, key: String,
-        threadIdentifier: String, expireTimeout: Int32
+        threadIdentifier: String, expireTimeout: Int32, replacesID: UInt32 = 0, progress: Int? = nil
     ) {
         self.appName = appName
         self.summary = summary
@@ -89,5 +95,7 @@ public struct NotificationDesktopContent: Hashable, Sendable {
         self.key = key
         self.threadIdentifier = threadIdentifier
         self.expireTimeout = expireTimeout
+        self.replacesID = replacesID
+        self.progress = progress
     }
 }

@@ -78,6 +78,8 @@ extension Simulation {
                 log.append(entry)
             case .saveApp, .saveDevice, .forget:
                 break
+            case .continuedProgress:
+                break  // no desktop: the simulation's user reads tasks and apps, as `offstage` does
             case .watchSocket(let id, let token, let armed):
                 sockets[token] = SimulatedSocket(app: id, armed: armed)
             case .closeSocket(_, let token):

@@ -497,7 +497,7 @@ enum CoreInvariants {
             for problem in store.apply(notification, pushAlert: pushAlert) {
                 fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
             }
-        case .log, .saveApp, .saveDevice:
+        case .log, .saveApp, .saveDevice, .continuedProgress:
             break
         }
         found += checkPush(action, seen)

@@ -416,6 +416,8 @@ struct ModelShell {
                 _ = pushes.apply(action)  // what it breaks, the check of the action above has recorded
             case .transfer:
                 break  // the model creates no transfers
+            case .continuedProgress:
+                break  // nor continued-processing tasks
             case .notification(let action):
                 var pushAlert = false
                 if case .fire(let key, _, _) = action { pushAlert = pushes.isAlert(key) }
@@ -636,7 +638,7 @@ struct ModelShell {
             case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
             default: return
             }
-        case .saveApp, .saveDevice: return
+        case .saveApp, .saveDevice, .continuedProgress: return
         case .notification(let action): key = "notification.\(action.kindName)"
         case .push(.hold): key = "push.hold"
         case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"
@@ -663,6 +665,7 @@ struct ModelShell {
         case .notification(let action): "→ notification \(action.kindName)"
         case .push(let action): "→ push \(action)"
         case .transfer(let action): "→ transfer \(action)"
+        case .continuedProgress(let id, let run, let view): "→ progress of run \(run) of \(id): \(view?.description ?? "over")"
         }
     }
 }
