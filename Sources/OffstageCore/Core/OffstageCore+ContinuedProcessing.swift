@@ -45,18 +45,18 @@ extension OffstageCore {
         var stored = request
         stored.submittedAt = now
         stored.continued = details
-        if details.strategy == .fail {
-            let (free, running) = continuedSlotsFree(now)
-            guard free > 0 else {
-                let names = running.map { "'\($0.app)': \(QuotedText.quote($0.progress.title))" }.joined(separator: ", ")
-                throw CoreError(
-                    .unavailable,
-                    "no continued-processing slot is free for '\(request.identifier)'\(names.isEmpty ? "" : ": \(running.count) running (\(names))")",
-                    fix: "submit it with strategy queue to wait for a slot, or try again when one of them ends")
-            }
+        let (free, running) = continuedSlotsFree(now)
+        if free > 0 {
             continuedApps.insert(id)
             startRun(id, stored, forced: false, now, why: "submitted in the foreground")
             return
+        }
+        guard details.strategy == .queue else {
+            let names = running.map { "'\($0.app)': \(QuotedText.quote($0.progress.title))" }.joined(separator: ", ")
+            throw CoreError(
+                .unavailable,
+                "no continued-processing slot is free for '\(request.identifier)'\(names.isEmpty ? "" : ": \(running.count) running (\(names))")",
+                fix: "submit it with strategy queue to wait for a slot, or try again when one of them ends")
         }
         let replacing = entry.durable.schedule.requests[request.identifier] != nil
         apps[id]?.durable.schedule.requests[request.identifier] = stored
@@ -176,7 +176,7 @@ extension OffstageCore {
         if let ending = apps[id]?.process?.runs[index] { showContinued(id, ending) }
     }
 
-    /// Every running continued-processing task; prunes apps with no continued work left.
+    /// Every running continued-processing task.
     func continuedRunning() -> [ContinuedProcessingPolicy.Running] {
         continuedApps.sorted().flatMap { id in
             (apps[id]?.process?.runs ?? []).compactMap { run in
@@ -187,7 +187,7 @@ extension OffstageCore {
         }
     }
 
-    /// Queued requests of every app, in the order they were submitted.
+    /// Queued requests of every app, in the order they were submitted; forgets apps with no continued work left.
     mutating func continuedQueue() -> [(AppID, TaskRequest)] {
         var queue: [(AppID, TaskRequest)] = []
         for id in continuedApps.sorted() {

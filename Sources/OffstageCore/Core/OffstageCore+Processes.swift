@@ -209,7 +209,8 @@ extension OffstageCore {
             process.ledger.begin(task.id, name: task.name, at: now)
             nextNumber = max(nextNumber, task.id.rawValue + 1)
         }
-        process.runs += adoptContinued(id, report.continuedTasks, now)
+        let known = Set(process.runs.map(\.id))
+        process.runs += adoptContinued(id, report.continuedTasks.filter { !known.contains($0.run) }, now)
         if !report.launchCompleted {
             process.launchCompleted = false
             process.launchDeadline = now + configuration.launch
