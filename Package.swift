@@ -9,13 +9,17 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
     "Phone", "Tracker", "Scanner", "Alarm", "Messenger", "Downloader", "Exporter",
+    "Newsstand",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).
 let exampleResources = ["Player": ["Playlist"]]
 
-/// Libraries an example links besides the SDK (the downloader prints its file's SHA-256).
-let exampleDependencies: [String: [Target.Dependency]] = ["Downloader": [.product(name: "Crypto", package: "swift-crypto")]]
+/// Libraries an example links besides the SDK (the downloader and the newsstand print their files' SHA-256).
+let exampleDependencies: [String: [Target.Dependency]] = [
+    "Downloader": [.product(name: "Crypto", package: "swift-crypto")],
+    "Newsstand": [.product(name: "Crypto", package: "swift-crypto")],
+]
 
 let package = Package(
     name: "Offstage",
