@@ -90,6 +90,7 @@ extension PostgresPushStore: DeviceLinkBackend {
     private func claim(device: String, acknowledging acks: [Int64]) async throws -> [LinkedPush] {
         let window = Self.seconds(configuration.connectedWindow)
         let rows = try await transaction { connection -> [PostgresRow] in
+            try await self.lockDevice(device, on: connection)
             if !acks.isEmpty {
                 try await connection.query(
                     "DELETE FROM stored_push WHERE device = \(device) AND delivery = ANY(\(acks))", logger: self.logger)
@@ -140,5 +141,15 @@ extension PostgresPushStore: DeviceLinkBackend {
             pushes.append((delivery, LinkedPush(delivery: String(delivery), accepted)))
         }
         return pushes.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Takes the device's lock until the transaction ends. A pull's look and an accept for the same device take turns:
+    /// either the push is stored before the look (which finds it), or the look's link to this node is committed before
+    /// the accept reads it (which then notifies this node). Without it, an accept on another node could read the link
+    /// before a first pull's look committed it and store its push after that look: the push would wait for the pull's
+    /// time-out instead of waking it.
+    func lockDevice(_ device: String, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext('offstage_push_device'), hashtext(\(device)))", logger: logger)
     }
 }

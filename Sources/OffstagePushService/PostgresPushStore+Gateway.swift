@@ -48,6 +48,7 @@ extension PostgresPushStore: PushGatewayBackend, WebPushBackend {
     /// - Older stored pushes with the push's collapse id for the same app are deleted with a record.
     public func accept(_ push: AcceptedPush) async throws -> Acceptance {
         try await transaction { connection in
+            try await self.lockDevice(push.device, on: connection)
             if let refusal = try await self.refusal(for: push, on: connection) { return Acceptance.refused(refusal) }
             let retry = try await connection.query(
                 "SELECT 1 FROM stored_push WHERE device = \(push.device) AND apns_id = \(push.apnsID)", logger: self.logger
