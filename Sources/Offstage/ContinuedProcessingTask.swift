@@ -113,9 +113,10 @@ public final class TaskProgress: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in send() }
     }
 
-    /// Sends what changed since the last report now, on the caller's thread (before the task's completion).
+    /// Sends what changed since the last report now, before the task's completion: on the reports' own queue, after any
+    /// report already on its way, so the daemon never gets an older count after a newer one.
     func flush() {
-        send()
+        queue.sync { send() }
     }
 
     private func send() {

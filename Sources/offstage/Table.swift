@@ -24,10 +24,9 @@ enum Table {
 
     /// `com.example.export.1 'Exporting photos' 42 % (21 of 50), running`.
     static func continuedLine(_ task: ControlInterface.ContinuedTaskMessage) -> String {
-        let done =
-            task.total > 0
-            ? "\(Int((Double(min(task.completed, task.total)) / Double(task.total) * 100).rounded(.down))) % (\(task.completed) of \(task.total))"
-            : "\(task.completed) of ?"
+        let done = ContinuedProgress(
+            completed: task.completed, total: task.total, title: task.title, subtitle: task.subtitle, reportedAt: .epoch
+        ).description
         let subtitle = task.subtitle.isEmpty ? "" : " — \(QuotedText.quote(task.subtitle))"
         return "\(task.identifier) \(QuotedText.quote(task.title))\(subtitle) \(done), \(task.state)"
             + (task.endedBecause.map { ": \($0)" } ?? "")
