@@ -24,9 +24,7 @@ enum Table {
 
     /// `com.example.export.1 'Exporting photos' 42 % (21 of 50), running`.
     static func continuedLine(_ task: ControlInterface.ContinuedTaskMessage) -> String {
-        let done = ContinuedProgress(
-            completed: task.completed, total: task.total, title: task.title, subtitle: task.subtitle, reportedAt: .epoch
-        ).description
+        let done = ContinuedProgress.description(completed: task.completed, total: task.total)
         let subtitle = task.subtitle.isEmpty ? "" : " — \(QuotedText.quote(task.subtitle))"
         return "\(task.identifier) \(QuotedText.quote(task.title))\(subtitle) \(done), \(task.state)"
             + (task.endedBecause.map { ": \($0)" } ?? "")

@@ -47,15 +47,21 @@ public struct ContinuedProgress: Hashable, Sendable, Codable {
     }
 
     /// The fraction done, 0...1; 0 while the total is unknown.
-    public var fraction: Double {
+    public var fraction: Double { Self.fraction(completed: completed, total: total) }
+
+    /// `42 % (21 of 50)`, or `0 of ?` while the total is unknown.
+    public var description: String { Self.description(completed: completed, total: total) }
+
+    /// The fraction `completed` of `total` is, 0...1; 0 while the total is unknown.
+    public static func fraction(completed: Int64, total: Int64) -> Double {
         guard total > 0 else { return 0 }
         return min(1, max(0, Double(completed) / Double(total)))
     }
 
-    /// `42 % (21 of 50)`, or `0 of ?` while the total is unknown.
-    public var description: String {
+    /// `42 % (21 of 50)`, or `21 of ?` while the total is unknown: how the log, the CLI and the desktop say it.
+    public static func description(completed: Int64, total: Int64) -> String {
         guard total > 0 else { return "\(completed) of ?" }
-        return "\(Int((fraction * 100).rounded(.down))) % (\(completed) of \(total))"
+        return "\(Int((fraction(completed: completed, total: total) * 100).rounded(.down))) % (\(completed) of \(total))"
     }
 }
 
@@ -191,7 +197,7 @@ public struct ContinuedTaskView: Hashable, Sendable, Codable {
 
     /// One line: `'Exporting photos' 42 % (21 of 50), running`.
     public var description: String {
-        let progress = ContinuedProgress(completed: completed, total: total, title: title, subtitle: subtitle, reportedAt: .epoch)
-        return "\(QuotedText.quote(title)) \(progress.description), \(state.rawValue)" + (endedBecause.map { ": \($0)" } ?? "")
+        let progress = ContinuedProgress.description(completed: completed, total: total)
+        return "\(QuotedText.quote(title)) \(progress), \(state.rawValue)" + (endedBecause.map { ": \($0)" } ?? "")
     }
 }

@@ -138,15 +138,14 @@ struct ProgressPresentation {
     /// The notification of a task: its title, its subtitle and progress (or why it is ending), a progress bar, Open
     /// and Cancel, never expiring while the task runs.
     static func content(_ app: AppID, _ view: ContinuedTaskView) -> NotificationDesktopContent {
-        let progress = ContinuedProgress(
-            completed: view.completed, total: view.total, title: view.title, subtitle: view.subtitle, reportedAt: .epoch)
-        let status = view.state == .ending ? "ending: \(view.endedBecause ?? "its time is over")" : progress.description
+        let status = view.state == .ending ? "ending: \(view.endedBecause ?? "its time is over")"
+            : ContinuedProgress.description(completed: view.completed, total: view.total)
         let body = view.subtitle.isEmpty ? status : "\(view.subtitle)\n\(status)"
         var actions = [NotificationDesktopContent.Action(identifier: "default", label: "Open")]
         if view.state == .running { actions.append(.init(identifier: cancelAction, label: "Cancel")) }
         return NotificationDesktopContent(
             appName: app.rawValue, summary: view.title, body: body, actions: actions, sound: nil,
             key: key(app, view.identifier), threadIdentifier: "", expireTimeout: 0,
-            progress: Int((progress.fraction * 100).rounded(.down)))
+            progress: Int((ContinuedProgress.fraction(completed: view.completed, total: view.total) * 100).rounded(.down)))
     }
 }
