@@ -40,12 +40,15 @@ extension OffstageCore {
         }
         for header in request.headers {
             let reserved = ["range", "if-range", "content-length", "host", "transfer-encoding", "connection"]
-            guard !header.name.isEmpty, !header.name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline }),
-                !header.value.contains(where: \.isNewline), !reserved.contains(header.name.lowercased())
+            // A name is an HTTP token and a value holds no control character but a tab (RFC 9110 §5.1, §5.5): the HTTP
+            // client refuses anything else, so the task would be accepted only to fail when it runs.
+            guard !header.name.isEmpty, header.name.unicodeScalars.allSatisfy(Self.isHeaderNameScalar),
+                !header.value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }),
+                !reserved.contains(header.name.lowercased())
             else {
                 throw CoreError(
                     .invalidArgument, "header \(QuotedText.quote(header.name)) cannot be set on a background transfer",
-                    fix: "give header names without spaces or colons and values on one line; Range, If-Range, Content-Length, Host, Transfer-Encoding and Connection are the daemon's")
+                    fix: "give header names of letters, digits and !#$%&'*+-.^_`|~ and values without control characters; Range, If-Range, Content-Length, Host, Transfer-Encoding and Connection are the daemon's")
             }
         }
         request.filename = Self.safeFilename(request.filename, url: url)
@@ -58,6 +61,14 @@ extension OffstageCore {
             if earliest < now - .seconds(double: configuration.maximumEarliestBeginPast) {
                 throw CoreError(.invalidArgument, "earliest begin date \(earliest.clockTime) is more than a day in the past", fix: "give a date from now on, or none")
             }
+        }
+    }
+
+    /// A character of an HTTP header name (RFC 9110 `tchar`).
+    static func isHeaderNameScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9": true
+        default: "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
         }
     }
 

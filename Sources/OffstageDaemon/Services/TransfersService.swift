@@ -94,33 +94,23 @@ struct TransfersService: VarlinkInterface {
         ]
     }
 
-    /// The core's request from the call's parameters; a bad kind or date is refused naming it.
+    /// The core's request from the call's parameters (``TransfersInterface/CreateTaskParameters/request()``); a bad
+    /// kind or date is refused naming it.
     static func request(_ parameters: TransfersInterface.CreateTaskParameters) throws(VarlinkError) -> TransferRequest {
-        guard let kind = TransferKind(rawValue: parameters.kind) else {
-            throw CoreError(
-                .invalidArgument, "kind \(QuotedText.quote(parameters.kind)) is not a transfer kind", fix: "use download or upload"
-            ).varlink(in: interface)
+        do throws(CoreError) {
+            return try parameters.request()
+        } catch {
+            throw error.varlink(in: interface)
         }
-        if kind == .download, parameters.file != nil {
-            throw CoreError(.invalidArgument, "a download takes no file", fix: "give file only with an upload").varlink(in: interface)
-        }
-        if let seconds = parameters.earliestBegin, !seconds.isFinite {
-            throw CoreError(.invalidArgument, "earliestBegin is not a number of seconds", fix: "give seconds since the epoch").varlink(in: interface)
-        }
-        return TransferRequest(
-            kind: kind, url: parameters.url, method: parameters.method,
-            headers: (parameters.headers ?? []).map { TransferHeader(name: $0.name, value: $0.value) },
-            uploadFile: kind == .upload ? (parameters.file ?? "") : nil, discretionary: parameters.discretionary ?? false,
-            earliestBegin: parameters.earliestBegin.map { Instant(secondsSinceEpoch: $0) }, filename: parameters.filename ?? "")
     }
 
     /// The change a call asks for, or `InvalidArgument`.
     static func change(_ text: String, in interface: String) throws(VarlinkError) -> TransferChange {
-        guard let change = TransferChange(rawValue: text) else {
-            throw CoreError(.invalidArgument, "change \(QuotedText.quote(text)) is not cancel, pause or resume", fix: "use cancel, pause or resume")
-                .varlink(in: interface)
+        do throws(CoreError) {
+            return try TransfersInterface.change(text)
+        } catch {
+            throw error.varlink(in: interface)
         }
-        return change
     }
 }
 
@@ -157,23 +147,13 @@ extension DaemonEngine {
     }
 
     /// The upload's file as the app named it, resolved: a regular file inside the app's data folder, or
-    /// `InvalidArgument` naming it.
+    /// `InvalidArgument` naming it (``TransfersInterface/uploadSource(_:dataFolder:)``).
     func uploadSource(_ file: String, of id: AppID) throws(VarlinkError) -> String {
-        let folder = paths.data(id)
-        let refuse = { (why: String) -> VarlinkError in
-            CoreError(
-                .invalidArgument, "the upload's file \(QuotedText.quote(file)) \(why)",
-                fix: "give a regular file inside the app's data folder (\(folder))"
-            ).varlink(in: TransfersInterface.name)
+        do throws(CoreError) {
+            return try TransfersInterface.uploadSource(file, dataFolder: paths.data(id))
+        } catch {
+            throw error.varlink(in: TransfersInterface.name)
         }
-        guard file.hasPrefix("/"), let resolved = realpath(file, nil) else { throw refuse("does not exist or is not an absolute path") }
-        defer { free(resolved) }
-        let path = String(cString: resolved)
-        let root = realpath(folder, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) } ?? folder
-        guard path.hasPrefix(root + "/") else { throw refuse("is outside the app's data folder") }
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw refuse("is not a regular file") }
-        return path
     }
 
     /// Puts a link to `source` at `spool` (the same file system), or a copy made off the loop.
