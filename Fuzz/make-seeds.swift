@@ -82,6 +82,91 @@ let notificationAdds: [(String, String)] = [
     ("refused-wrong-type", #"{"method":"io.offstage.Notifications.Add","parameters":{"request":{"identifier":7,"content":{"title":"x"},"trigger":{"kind":"date","date":"soon"}}}}"#),
 ]
 
+/// Calls of io.offstage.Transfers as the SDK sends them, each against the core of the `transfers` checks, where the
+/// app (`com.example.fuzz`) has tasks 2 (waiting), 3 (paused) and 4 (cancelled) and the other app tasks 6 (waiting)
+/// and 7 (cancelled), all in a session `com.example.downloads` of each. `$DATA` is the app's data folder. Seeds named
+/// `refused-` are refused by the conversion or the core, `bad-parameters-` as InvalidParameter; the others succeed.
+func transfers(_ method: String, _ parameters: String) -> String {
+    #"{"method":"io.offstage.Transfers."# + method + #"","parameters":"# + parameters + "}"
+}
+func createTask(_ members: String) -> String {
+    transfers("CreateTask", #"{"session":"com.example.downloads","# + members + "}")
+}
+let longPath = String(repeating: "a", count: 8_200)
+let transferCalls: [(String, String)] = [
+    ("open-session", transfers("OpenSession", #"{"identifier":"com.example.fuzz.uploads","discretionary":true,"sendsLaunchEvents":false,"allowsMeteredNetwork":null}"#)),
+    ("open-session-reconfigure", transfers("OpenSession", #"{"identifier":"com.example.downloads","allowsMeteredNetwork":false}"#)),
+    ("create-download", createTask(#""kind":"download","url":"https://files.example.com/photos/2026.zip","headers":[{"name":"Authorization","value":"Bearer abc"}],"filename":"photos.zip""#)),
+    ("create-download-every-member", createTask(#""kind":"download","url":"HTTP://files.example.com:8080/a/b.tar.gz?x=1#top","method":"get","headers":[],"file":null,"filename":null,"discretionary":true,"earliestBegin":1800003600.5"#)),
+    ("create-download-credentials", createTask(#""kind":"download","url":"https://user:secret@files.example.com/private.bin""#)),
+    ("create-download-dot-filename", createTask(#""kind":"download","url":"https://files.example.com/x","filename":"../../.profile""#)),
+    ("create-upload", createTask(#""kind":"upload","url":"https://upload.example.com/put","method":"POST","file":"$DATA/upload.bin""#)),
+    ("tasks", transfers("Tasks", #"{"session":"com.example.downloads"}"#)),
+    ("acknowledge", transfers("Acknowledge", #"{"session":"com.example.downloads","ids":[4,7,2,999]}"#)),
+    ("change-pause", transfers("ChangeTask", #"{"id":2,"change":"pause"}"#)),
+    ("change-resume", transfers("ChangeTask", #"{"id":3,"change":"resume"}"#)),
+    ("change-cancel", transfers("ChangeTask", #"{"id":2,"change":"cancel"}"#)),
+    ("complete-events", transfers("CompleteEvents", #"{"run":99}"#)),
+    ("refused-ftp-url", createTask(#""kind":"download","url":"ftp://files.example.com/x""#)),
+    ("refused-no-host", createTask(#""kind":"download","url":"https:///x""#)),
+    ("refused-port-only-host", createTask(#""kind":"download","url":"https://:443/x""#)),
+    ("refused-url-spaces", createTask(#""kind":"download","url":"https://files.example.com/a b""#)),
+    ("refused-long-url", createTask(#""kind":"download","url":"https://files.example.com/"# + longPath + #"""#)),
+    ("refused-upload-outside", createTask(#""kind":"upload","url":"https://u.example.com/","file":"$DATA/../com.example.other/secret.bin""#)),
+    ("refused-upload-link-out", createTask(#""kind":"upload","url":"https://u.example.com/","file":"$DATA/link-out""#)),
+    ("refused-upload-folder", createTask(#""kind":"upload","url":"https://u.example.com/","file":"$DATA/dir""#)),
+    ("refused-upload-elsewhere", createTask(#""kind":"upload","url":"https://u.example.com/","file":"/etc/passwd""#)),
+    ("refused-upload-relative", createTask(#""kind":"upload","url":"https://u.example.com/","file":"upload.bin""#)),
+    ("refused-upload-no-file", createTask(#""kind":"upload","url":"https://u.example.com/""#)),
+    ("refused-download-with-file", createTask(#""kind":"download","url":"https://files.example.com/x","file":"$DATA/upload.bin""#)),
+    ("refused-download-put", createTask(#""kind":"download","url":"https://files.example.com/x","method":"PUT""#)),
+    ("refused-reserved-header", createTask(#""kind":"download","url":"https://files.example.com/x","headers":[{"name":"Range","value":"bytes=0-"}]"#)),
+    ("refused-header-newline", createTask(#""kind":"download","url":"https://files.example.com/x","headers":[{"name":"X-A","value":"a\r\nHost: b"}]"#)),
+    ("refused-unknown-session", transfers("CreateTask", #"{"session":"com.example.nope","kind":"download","url":"https://files.example.com/x"}"#)),
+    ("refused-kind", createTask(#""kind":"stream","url":"https://files.example.com/x""#)),
+    ("refused-earliest-next-month", createTask(#""kind":"download","url":"https://files.example.com/x","earliestBegin":1802600000"#)),
+    ("refused-other-apps-task", transfers("ChangeTask", #"{"id":6,"change":"cancel"}"#)),
+    ("refused-change-word", transfers("ChangeTask", #"{"id":2,"change":"stop"}"#)),
+    ("refused-resume-waiting", transfers("ChangeTask", #"{"id":2,"change":"resume"}"#)),
+    ("refused-empty-session-identifier", transfers("OpenSession", #"{"identifier":""}"#)),
+    ("refused-tasks-unknown-session", transfers("Tasks", #"{"session":"com.example.nope"}"#)),
+    ("bad-parameters-wrong-type", createTask(#""kind":"download","url":7"#)),
+    ("bad-parameters-negative-id", transfers("ChangeTask", #"{"id":-1,"change":"cancel"}"#)),
+    ("bad-parameters-missing-ids", transfers("Acknowledge", #"{"session":"com.example.downloads"}"#)),
+]
+
+/// Continued-processing calls of io.offstage.App, each against the two cores of the `continued-processing` checks:
+/// one with the slots free, one with both taken (the app's own run 4 is `com.example.fuzz.export.running`) and
+/// `com.example.fuzz.export.queued` queued. Seeds named `refused-` are refused in both, `bad-parameters-` as
+/// InvalidParameter; the others are accepted in at least one.
+func submit(_ members: String) -> String {
+    #"{"method":"io.offstage.App.SubmitTask","parameters":{"request":{"kind":"continued","# + members + "}}}"
+}
+func report(_ members: String) -> String { #"{"method":"io.offstage.App.ReportTaskProgress","parameters":{"# + members + "}}" }
+let continuedCalls: [(String, String)] = [
+    ("submit-queue", submit(#""identifier":"com.example.fuzz.export.1","title":"Exporting 120 photos","subtitle":"Album “Summer”","strategy":"queue""#)),
+    ("submit-fail", submit(#""identifier":"com.example.fuzz.export.2","title":"Exporting","strategy":"fail""#)),
+    ("submit-defaults", submit(#""identifier":"com.example.fuzz.export.3","title":"Sync","earliestBegin":null,"requiresNetwork":true"#)),
+    ("submit-replace-queued", submit(#""identifier":"com.example.fuzz.export.queued","title":"Exporting 4 videos","subtitle":"""#)),
+    ("submit-already-running", submit(#""identifier":"com.example.fuzz.export.running","title":"Again""#)),
+    ("report-progress", report(#""run":4,"completed":21,"total":50"#)),
+    ("report-progress-title", report(#""run":4,"completed":60,"total":50,"title":"Exporting 121 photos","subtitle":"""#)),
+    ("report-progress-unknown-total", report(#""run":4,"completed":7,"total":0,"title":null"#)),
+    ("report-progress-huge", report(#""run":4,"completed":9223372036854775807,"total":1"#)),
+    ("report-progress-unknown-run", report(#""run":999,"completed":1,"total":2"#)),
+    ("refused-blank-title", submit(#""identifier":"com.example.fuzz.export.5","title":" \t ""#)),
+    ("refused-long-title", submit(#""identifier":"com.example.fuzz.export.5","title":""# + String(repeating: "é", count: 129) + #"""#)),
+    ("refused-control-subtitle", submit(#""identifier":"com.example.fuzz.export.5","title":"Export","subtitle":"two\nlines""#)),
+    ("refused-earliest-begin", submit(#""identifier":"com.example.fuzz.export.5","title":"Export","earliestBegin":1800000600"#)),
+    ("refused-not-listed", submit(#""identifier":"com.example.other.export.1","title":"Export""#)),
+    ("refused-report-negative", report(#""run":4,"completed":-1,"total":10"#)),
+    ("refused-report-blank-title", report(#""run":4,"completed":1,"total":10,"title":"""#)),
+    ("bad-parameters-no-title", submit(#""identifier":"com.example.fuzz.export.5""#)),
+    ("bad-parameters-strategy", submit(#""identifier":"com.example.fuzz.export.5","title":"Export","strategy":"wait""#)),
+    ("bad-parameters-wrong-type", submit(#""identifier":"com.example.fuzz.export.5","title":7"#)),
+    ("bad-parameters-report-overflow", report(#""run":4,"completed":9223372036854775808,"total":1"#)),
+]
+
 /// Replies and errors as the daemon sends them.
 let replies: [(String, String)] = [
     ("reply-attach-app",
@@ -125,6 +210,8 @@ func nested(_ arrays: Int) -> String {
 
 let messages = calls + replies
 try write("notification-add", notificationAdds.map { ($0.0, text($0.1)) })
+try write("transfers", transferCalls.map { ($0.0, text($0.1)) })
+try write("continued-processing", continuedCalls.map { ($0.0, text($0.1)) })
 try write("varlink-codec", messages.map { ($0.0, text($0.1)) } + grammar.prefix(4).map { ($0.0, text($0.1)) })
 try write(
     "json-envelope",
