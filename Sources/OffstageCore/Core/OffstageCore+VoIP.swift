@@ -62,6 +62,13 @@ extension OffstageCore {
             guard let entry = apps[id], entry.process == nil, entry.app.manifest.backgroundModes.contains(.voip),
                 mayLaunchInBackground(entry)
             else { continue }
+            // LC-9: a crash loop's delay outlives the daemon; the app is launched when it has passed, not at once.
+            if let notBefore = entry.durable.crashLoop.notBefore, now < notBefore {
+                modes.voip.relaunch(id, at: notBefore)
+                log(now, id, .mode, "VoIP app launched at \(notBefore.clockTime), when the delay after its repeated crashes ends")
+                scheduleAgain(id)
+                continue
+            }
             launch(id, .boot, now)
         }
         return finish(now)

@@ -185,6 +185,11 @@ public final class DaemonEngine: @unchecked Sendable {
     /// Re-adopts apps that outlived the previous daemon (SPEC LC-8) and arms the timer. On the event loop.
     func start() {
         eventLoop.preconditionInEventLoop()
+        // Transfers the previous daemon journaled come first: those that were running are journaled waiting, to resume
+        // from their checkpoints, before any input (an adoption, a recovery) can start them again; applied later, that
+        // older row would be written over the newer one of the attempt already started (or over an uninstall's delete).
+        apply(restoredTransfers)
+        restoredTransfers = []
         for record in vanished {
             try? store.deleteProcess(of: record.app, pid: record.pid)
             pendingLog.append(
@@ -210,9 +215,6 @@ public final class DaemonEngine: @unchecked Sendable {
         apply(restoredPushes.actions)
         for push in restoredPushes.pending { apply(core.pushArrived(push, at: now)) }
         restoredPushes = ([], [])
-        // Transfers the previous daemon journaled: those that were running resume from their checkpoints.
-        apply(restoredTransfers)
-        restoredTransfers = []
         // Registered accessories are watched from the start: a connection may launch an app that is not running.
         apply(core.watchAccessories(at: now))
         // VoIP apps run from the start (SPEC MODE-2): those not found alive are launched into the background.

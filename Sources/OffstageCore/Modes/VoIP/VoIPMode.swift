@@ -146,6 +146,9 @@ public struct VoIPMode: Hashable, Sendable {
     /// The app was launched (or forgotten): no relaunch is pending any more.
     mutating func relaunchDone(_ app: AppID) { relaunchAt[app] = nil }
 
+    /// The app, not running, is to be launched at `at` (its crash-loop delay outlived a daemon restart).
+    mutating func relaunch(_ app: AppID, at: Instant) { relaunchAt[app] = at }
+
     /// Whether the app is handling its socket's data (it stays running meanwhile).
     func hold(_ app: AppID, _ context: ModeContext) -> ModeHold? {
         guard let until = handlingUntil[app], until > context.now else { return nil }
