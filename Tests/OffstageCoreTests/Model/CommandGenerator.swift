@@ -18,6 +18,9 @@ struct GeneratorProfile: Sendable {
     /// How much the push commands weigh (SPEC NT-4, NT-5); with 0 there are none, and the sequences of a seed are
     /// those of before pushes existed.
     var pushes: Double = 0
+    /// How much the transfer and continued-processing commands weigh (SPEC TR-1..6, SCH-11); with 0 there are none,
+    /// and the sequences of a seed are those of before transfers existed.
+    var transfers: Double = 0
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
@@ -43,6 +46,14 @@ struct GeneratorProfile: Sendable {
     static let pushes = GeneratorProfile(
         variants: [(4, .messenger), (2, .plain), (1, .scheduler), (1, .exitsOnSuspend), (1, .modes)],
         multitaskingOff: 0.2, length: 40...160, notifications: 0.3, pushes: 3)
+
+    /// Apps downloading in the background while the engine's attempts succeed, fail and are cut, conditions and
+    /// settings change, the user opens, leaves and force-quits, apps crash and the daemon restarts (SPEC TR-1..6);
+    /// with continued-processing tasks the user starts in front, reports of their progress, cancels and pressure
+    /// (SCH-11).
+    static let transfers = GeneratorProfile(
+        variants: [(4, .downloader), (1, .plain), (1, .scheduler), (1, .exitsOnSuspend), (1, .modes)],
+        multitaskingOff: 0.2, length: 40...160, transfers: 3)
 
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
     static let multitaskingOff = GeneratorProfile(
@@ -110,6 +121,7 @@ struct CommandGenerator {
             if !process.openTasks.isEmpty { options.append((3, .endTask(slot))) }
             if !process.runs.isEmpty { options.append((3, .complete(slot))) }
             if profile.pushes > 0, !process.pushRuns.isEmpty { options.append((12, .completePush(slot))) }
+            if profile.transfers > 0, !process.transferRuns.isEmpty { options.append((10, .completeTransferEvents(slot))) }
         }
         let awaited = options
         if !awaited.isEmpty, Double.random(in: 0..<1, using: &rng) < promptness { return make(weighted(awaited)) }
@@ -184,6 +196,27 @@ struct CommandGenerator {
                 (weight * (handling ? 1 : 0.1), .completePush(appSlot(&rng))), (weight * 0.25, .restart),
             ]
         }
+        if profile.transfers > 0 {
+            // Engine reports where attempts run; continued tasks submitted mostly by the app in front.
+            let weight = profile.transfers
+            let attempts = shell.transfersModel.attempts.filter { !$0.stopping }.count
+            let front = shell.core.device.foregroundApp.flatMap { ModelWorld.slot(of: $0) }
+            let withTasks = (0..<ModelWorld.appCount).filter { !shell.core.transfers.tasks(of: ModelWorld.app($0)).isEmpty }
+            let changeSlot = withTasks.isEmpty ? int(0...(ModelWorld.appCount - 1)) : withTasks[int(0...(withTasks.count - 1))]
+            let continuing = shell.processes.values.contains { process in
+                shell.core.apps[process.app]?.process?.runs.contains { $0.progress != nil } == true
+            }
+            options += [
+                (weight * (busy ? 1 : 0.2), .openTransferSession(appSlot(&rng))),
+                (weight * (busy ? 2.5 : 0.3), .createTransfer(appSlot(&rng))),
+                (weight * (attempts > 0 ? 3 : 0), .transferProgress), (weight * (attempts > 0 ? 2.5 : 0), .endAttempt),
+                (weight * (busy ? 1.5 : 0.2), .handleTransferEvents(appSlot(&rng))),
+                (weight * (withTasks.isEmpty ? 0.1 : 1.2), .changeTransfer(changeSlot)),
+                (weight * (front != nil ? 2.5 : 0.2), .submitContinued(front ?? appSlot(&rng))),
+                (weight * (continuing ? 3 : 0.1), .reportContinued(appSlot(&rng))),
+                (weight * 0.3, .cancelContinued(int(0...(ModelWorld.appCount - 1)))), (weight * 0.1, .restart),
+            ]
+        }
         return make(weighted(options))
     }
 
@@ -219,6 +252,15 @@ struct CommandGenerator {
         case answerWillPresent(Int)
         case push(Int)
         case completePush(Int)
+        case openTransferSession(Int)
+        case createTransfer(Int)
+        case handleTransferEvents(Int)
+        case completeTransferEvents(Int)
+        case changeTransfer(Int)
+        case submitContinued(Int)
+        case reportContinued(Int)
+        case cancelContinued(Int)
+        case transferProgress, endAttempt
         case restart
         case timeZone, notificationsAllowed
         case audioInterruption, systemEvent
@@ -276,6 +318,22 @@ struct CommandGenerator {
         case .completePush(let slot):
             return .completePush(slot, int(0...2), weighted([(3, .newData), (2, .noData), (1, .failed)]))
         case .restart: return .restart
+        case .openTransferSession(let slot): return .openTransferSession(slot, session: int(0...1), discretionary: int(0...3) == 0)
+        case .createTransfer(let slot):
+            return .createTransfer(slot, session: int(0...1), file: int(0...3), discretionary: int(0...4) == 0)
+        case .transferProgress: return .transferProgress(int(0...5))
+        case .endAttempt:
+            return .endAttempt(
+                int(0...5),
+                weighted([(5, .completed), (2, .transient), (1, .retryAfter), (1, .permanent), (1, .diskFull), (0.5, .cancelled)]))
+        case .handleTransferEvents(let slot): return .handleTransferEvents(slot, session: int(0...1))
+        case .completeTransferEvents(let slot): return .completeTransferEvents(slot, int(0...2))
+        case .changeTransfer(let slot):
+            return .changeTransfer(
+                slot, int(0...5), weighted([(2, .cancel), (2, .pause), (2, .resume)]), byUser: int(0...2) == 0)
+        case .submitContinued(let slot): return .submitContinued(slot, index: int(0...3), queue: int(0...3) != 0)
+        case .reportContinued(let slot): return .reportContinued(slot, int(0...2), percent: int(0...100))
+        case .cancelContinued(let slot): return .cancelContinued(slot, index: int(0...3))
         case .timeZone: return .timeZone(weighted(ModelWorld.timeZones.map { (1, $0) }))
         case .notificationsAllowed: return .notificationsAllowed(int(anySlot), int(0...3) != 0)
         case .advance: return .advance(ms: duration())

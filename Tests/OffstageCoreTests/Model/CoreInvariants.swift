@@ -79,6 +79,20 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     case pushHandlerDeadline
     /// NT-4: the wakes that spend an app's budget fit the bucket: in any window, at most burst + rate × window.
     case pushBudget
+    /// TR-6: the journal built from the transfer actions alone is the core's transfer queue after every input; a task
+    /// is journaled running before its attempt starts and completed before its file is handed over, once.
+    case transfersJournaled
+    /// TR-4, TR-5, SET-2, TR-2: running transfers fit the limits (all, and per app), none runs while its conditions,
+    /// settings or the app's force-quit hold it back, and what the core has running is exactly what the engine runs.
+    case transfersWithinLimits
+    /// TR-2, TR-3: every finished task waits for its app until the app handles its event, once; a force-quit app has
+    /// nothing unfinished; launches for transfer events go only to installed apps not force-quit, spaced by the
+    /// doubling relaunch delay until the user opens the app.
+    case transferEventsByTheRules
+    /// SCH-11: continued-processing tasks are submitted in the foreground, run within the slots (fewer under
+    /// pressure), end least progress first under pressure, expire when silent for the progress timeout, and leave the
+    /// queue in submission order.
+    case continuedSlots
 
     var description: String {
         switch self {
@@ -105,6 +119,10 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .pushDeliveredByTheRules: "NT-4/NT-5 pushes handed once, never expired, force-quit or uninstalled"
         case .pushHandlerDeadline: "NT-4 a remote-notification handler ends by its deadline"
         case .pushBudget: "NT-4 background wakes stay within the budget"
+        case .transfersJournaled: "TR-6 the journal built from the actions is the core's transfer queue"
+        case .transfersWithinLimits: "TR-4/TR-5/SET-2 running transfers fit the limits and their conditions, as the engine runs them"
+        case .transferEventsByTheRules: "TR-2/TR-3 finished transfers reach their app once; launches for them are spaced"
+        case .continuedSlots: "SCH-11 continued tasks within the slots, least progress ended first, in submission order"
         }
     }
 }

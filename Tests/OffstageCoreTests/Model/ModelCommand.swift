@@ -126,6 +126,31 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     /// The slot's process completes the remote-notification handler run at this position (of those it was handed
     /// and has not completed), or an unknown run if it has none. A run never completed is ended by the core.
     case completePush(Int, Int, TaskResult)
+    // MARK: Transfers and continued processing (SPEC TR-1..6, SCH-11)
+
+    /// The slot's process opens its background session `s<session>`, discretionary or not (SPEC TR-1).
+    case openTransferSession(Int, session: Int, discretionary: Bool)
+    /// The slot's process creates a download of the model server's file `file` in its session `s<session>`.
+    case createTransfer(Int, session: Int, file: Int, discretionary: Bool)
+    /// The engine moves bytes of its attempt at this position, oldest first: a checkpoint (SPEC TR-6).
+    case transferProgress(Int)
+    /// The engine's attempt at this position ends so (SPEC TR-4).
+    case endAttempt(Int, ModelAttemptEnd)
+    /// The slot's process recreates its session `s<session>`, fetches its events and handles every finished task
+    /// (SPEC TR-3).
+    case handleTransferEvents(Int, session: Int)
+    /// The slot's process calls the completion handler of its handle-events run at this position, or of an unknown
+    /// run if it has none.
+    case completeTransferEvents(Int, Int)
+    /// The slot's app, or the user by hand, changes the app's task at this position.
+    case changeTransfer(Int, Int, TransferChange, byUser: Bool)
+    /// The slot's process submits continued-processing task `index`, queued or fail-if-not-now (SPEC SCH-11).
+    case submitContinued(Int, index: Int, queue: Bool)
+    /// The slot's process reports this percentage done of its continued task at this position.
+    case reportContinued(Int, Int, percent: Int)
+    /// The user cancels the slot's continued-processing task `index` (`offstage cancel-task`).
+    case cancelContinued(Int, index: Int)
+
     /// The daemon restarts, and every app process ends with it (the device rebooted): the new core is built from
     /// what the store kept, as the daemon starts (held pushes held again, handed ones recorded cut off, accepted ones
     /// handed in again).
@@ -189,6 +214,19 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .notificationsAllowed(let slot, let on): ".notificationsAllowed(\(slot), \(on))"
         case .push(let slot, let push): ".push(\(slot), \(push))"
         case .completePush(let slot, let index, let result): ".completePush(\(slot), \(index), .\(result))"
+        case .openTransferSession(let slot, let session, let discretionary):
+            ".openTransferSession(\(slot), session: \(session), discretionary: \(discretionary))"
+        case .createTransfer(let slot, let session, let file, let discretionary):
+            ".createTransfer(\(slot), session: \(session), file: \(file), discretionary: \(discretionary))"
+        case .transferProgress(let index): ".transferProgress(\(index))"
+        case .endAttempt(let index, let end): ".endAttempt(\(index), .\(end))"
+        case .handleTransferEvents(let slot, let session): ".handleTransferEvents(\(slot), session: \(session))"
+        case .completeTransferEvents(let slot, let index): ".completeTransferEvents(\(slot), \(index))"
+        case .changeTransfer(let slot, let index, let change, let byUser):
+            ".changeTransfer(\(slot), \(index), .\(change), byUser: \(byUser))"
+        case .submitContinued(let slot, let index, let queue): ".submitContinued(\(slot), index: \(index), queue: \(queue))"
+        case .reportContinued(let slot, let index, let percent): ".reportContinued(\(slot), \(index), percent: \(percent))"
+        case .cancelContinued(let slot, let index): ".cancelContinued(\(slot), index: \(index))"
         case .restart: ".restart"
         case .advance(let ms): ".advance(ms: \(ms))"
         case .fireTimer: ".fireTimer"
@@ -207,10 +245,13 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .openSession(let slot), .plug(let slot, _), .accessoryData(let slot, _), .simulateAccessory(let slot, _),
             .notify(let slot, _, _), .unnotify(let slot, _), .notificationCategories(let slot),
             .tapNotification(let slot, _, _), .answerWillPresent(let slot, _), .notificationsAllowed(let slot, _),
-            .push(let slot, _), .completePush(let slot, _, _):
+            .push(let slot, _), .completePush(let slot, _, _), .openTransferSession(let slot, _, _),
+            .createTransfer(let slot, _, _, _), .handleTransferEvents(let slot, _), .completeTransferEvents(let slot, _),
+            .changeTransfer(let slot, _, _, _), .submitContinued(let slot, _, _), .reportContinued(let slot, _, _),
+            .cancelContinued(let slot, _):
             slot
         case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
-            .systemEvent, .timeZone, .restart:
+            .systemEvent, .timeZone, .restart, .transferProgress, .endAttempt:
             nil
         }
     }

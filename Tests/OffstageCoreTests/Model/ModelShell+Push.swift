@@ -75,6 +75,8 @@ extension ModelShell {
             fresh.restore(entry.app, durable: entry.durable)
         }
         fresh.restoreNotifications(old.notifications)
+        let transfers = restoredTransfers(into: &fresh)
+        transfersModel.engineStopped()
         let stored = pushes.readBack()
         let restored = fresh.restoreHeldPushes(stored.held)
         let cutOff = stored.handed.map {
@@ -88,7 +90,8 @@ extension ModelShell {
         accessories.owedReports = []
         // One input, as the daemon's start is one turn of its loop: in between, a handed push has no record yet.
         feed { core, now throws(CoreError) in
-            var actions = core.recover(at: now) + restored + cutOff
+            // The journal's rows first, as the daemon applies them before any input.
+            var actions = transfers + core.recover(at: now) + restored + cutOff
             for push in stored.accepted { actions += core.pushArrived(push, at: now) }
             return actions + core.watchAccessories(at: now) + core.launchAtBoot(at: now)
         }

@@ -32,6 +32,8 @@ struct ModelProcess: Hashable, Sendable {
     var runs: [UInt64] = []
     /// Remote-notification handler runs it was handed and has not completed (SPEC NT-4).
     var pushRuns: [UInt64] = []
+    /// Handle-events runs for its transfers it was handed and has not completed (SPEC TR-3).
+    var transferRuns: [UInt64] = []
     /// Its termination began while it was suspended: it must get no callback and no thaw (SPEC LC-5).
     var terminatedWhileSuspended = false
     /// Expiration handlers delivered, per task and budget (SPEC BT-4: once per budget).
@@ -111,6 +113,8 @@ struct ModelShell {
     private(set) var firedNotifications: Set<DeliveryKey> = []
     /// What the daemon's store would hold of the pushes, and the handler runs and wakes seen (SPEC NT-4, NT-5).
     var pushes = ModelPushes()
+    /// What the daemon's transfer journal and engine would hold, and what the apps were handed (SPEC TR-1..6).
+    var transfersModel = ModelTransfers()
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -139,7 +143,10 @@ struct ModelShell {
     mutating func apply(_ command: ModelCommand) {
         guard violation == nil else { return }
         // A new watch reports at once, once the input that asked for it is done (as the daemon's watcher does).
-        defer { reportOwedPresence() }
+        defer {
+            reportOwedPresence()
+            settleEngine()
+        }
         step += 1
         trace?.append("\(step). t=\(formatSeconds((now - ModelWorld.start).inSeconds)) \(command)")
         let slot = command.slot ?? 0
@@ -155,7 +162,10 @@ struct ModelShell {
             let process = core.apps[id]?.process
             let inFront = core.device.foregroundApp == id && process != nil && process?.termination == nil
             // The user opening the app ends a crash loop (SPEC LC-9), as it lifts a force-quit (LC-6).
-            if feed({ core, now throws(CoreError) in try core.open(id, at: now) }), !inFront { crashes[id] = nil }
+            if feed({ core, now throws(CoreError) in try core.open(id, at: now) }), !inFront {
+                crashes[id] = nil
+                transfersModel.launches[id] = nil
+            }
         case .home:
             feed { core, now throws(CoreError) in core.home(at: now) }
         case .lock:
@@ -274,6 +284,9 @@ struct ModelShell {
             applyNotification(command, slot: slot)
         case .push, .completePush:
             applyPush(command, slot: slot)
+        case .openTransferSession, .createTransfer, .transferProgress, .endAttempt, .handleTransferEvents,
+            .completeTransferEvents, .changeTransfer, .submitContinued, .reportContinued, .cancelContinued:
+            applyTransfer(command, slot: slot)
         case .restart:
             restartDaemon()
         case .systemEvent(let event):
@@ -318,13 +331,19 @@ struct ModelShell {
         var accepted = true
         let front = core.device.foregroundApp
         let activeInFront = appsActiveInFront()
+        let continuedBefore = continuedSnapshot()
         do throws(CoreError) {
             actions = try input(&core, now)
         } catch {
             accepted = false
             trace?.append("   refused: \(error.code.rawValue): \(error.message)")
         }
-        if let app = core.device.foregroundApp, app != front { crashes[app] = nil }
+        // The user bringing an app to the front ends its crash loop (SPEC LC-9) and its transfer relaunch back-off
+        // (TR-3), however it came to the front (opened, unlocked back to it, an interruption ended).
+        if let app = core.device.foregroundApp, app != front {
+            crashes[app] = nil
+            transfersModel.launches[app] = nil
+        }
         for entry in core.apps.values {
             guard let process = entry.process, let pid = process.pid, suspended.contains(pid),
                 process.termination != nil
@@ -338,6 +357,7 @@ struct ModelShell {
         for (invariant, message) in CoreInvariants.check(observation(firedTimer: timer)) {
             record(invariant, message)
         }
+        checkTransfers(continuedBefore: continuedBefore)
         return accepted
     }
 
@@ -355,6 +375,7 @@ struct ModelShell {
             case .launch(let id, let plan):
                 pendingLaunches.append(PendingLaunch(app: id, launch: plan.launch, reason: plan.reason))
                 if plan.reason.isForeground { crashes[id] = nil }
+                if plan.reason == .transferEvents { checkTransferLaunch(id) }
             case .deliver(_, let pid, let callback):
                 // Persist, then act: the push is marked handed before its callback goes out (decision 0033).
                 if case .remoteNotification(let call) = callback.kind { _ = pushes.hand(call.push, run: call.run) }
@@ -372,6 +393,8 @@ struct ModelShell {
                     process.runs.append(run)
                 case .remoteNotification(let call):
                     process.pushRuns.append(call.run)
+                case .transferEvents(_, let run?):
+                    process.transferRuns.append(run)
                 case .backgroundTasksExpiring(let tasks):
                     if let end = core.apps[process.app]?.process?.ledger.budgetEnd {
                         for task in tasks {
@@ -412,12 +435,14 @@ struct ModelShell {
                 // and with a full push budget (SPEC NT-4).
                 crashes[id] = nil
                 pushes.wakes[id] = nil
+                transfersModel.launches[id] = nil
+                transfersModel.known = transfersModel.known.filter { $0.value != id }
             case .push(let action):
                 _ = pushes.apply(action)  // what it breaks, the check of the action above has recorded
-            case .transfer:
-                break  // the model creates no transfers
+            case .transfer(let action):
+                performTransfer(action)
             case .continuedProgress:
-                break  // nor continued-processing tasks
+                break  // what the user sees; the invariants read the runs themselves
             case .notification(let action):
                 var pushAlert = false
                 if case .fire(let key, _, _) = action { pushAlert = pushes.isAlert(key) }
@@ -607,7 +632,8 @@ struct ModelShell {
             let idle =
                 process.death == nil && !process.frozen && process.attached && process.launchCompleted
                 && process.outstanding.isEmpty && process.openTasks.isEmpty && process.runs.isEmpty
-                && process.pushRuns.isEmpty && core?.pushRuns.isEmpty != false && core?.pid == pid && core?.phase == .background && core?.termination == nil
+                && process.pushRuns.isEmpty && core?.pushRuns.isEmpty != false && core?.transferRuns.isEmpty != false
+                && core?.pid == pid && core?.phase == .background && core?.termination == nil
                 && !self.core.modeHolds(of: process.app, at: now).contains { $0.verdict == .holds }
             if !idle {
                 idleSince[pid] = nil
@@ -638,13 +664,27 @@ struct ModelShell {
             case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
             default: return
             }
-        case .saveApp, .saveDevice, .continuedProgress: return
+        case .saveApp, .saveDevice: return
+        case .continuedProgress(_, _, let view): key = view == nil ? "continued.over" : "continued.\(view!.state.rawValue)"
         case .notification(let action): key = "notification.\(action.kindName)"
         case .push(.hold): key = "push.hold"
         case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"
-        case .transfer: return
+        case .transfer(let action): key = "transfer.\(Self.transferKind(action))"
         }
         coverage[key, default: 0] += 1
+    }
+
+    private static func transferKind(_ action: TransferAction) -> String {
+        switch action {
+        case .save(let task): "save.\(task.state.rawValue)"
+        case .delete: "delete"
+        case .saveSession: "saveSession"
+        case .deleteSession: "deleteSession"
+        case .saveRelaunches: "saveRelaunches"
+        case .start: "start"
+        case .stop: "stop"
+        case .handOver: "handOver"
+        }
     }
 
     private static func describe(_ action: CoreAction) -> String? {

@@ -17,6 +17,9 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
     case accessory
     /// `remote-notification` and `fetch` (SPEC NT-4): background pushes wake it.
     case messenger
+    /// `fetch`, with continued-processing tasks permitted by the pattern `com.example.model.export.*` (SPEC SCH-11);
+    /// like every app, it may use background transfers (SPEC TR-1), which need no mode.
+    case downloader
 
     /// The manifest of `id` for this variant.
     func manifest(_ id: AppID) -> Manifest {
@@ -46,6 +49,10 @@ enum ManifestVariant: String, CaseIterable, Hashable, Sendable {
             Manifest(
                 id: id, executable: "app", backgroundModes: [.remoteNotification, .fetch],
                 permittedTaskIdentifiers: [ModelWorld.refreshIdentifier])
+        case .downloader:
+            Manifest(
+                id: id, executable: "app", backgroundModes: [.fetch],
+                permittedTaskIdentifiers: [ModelWorld.refreshIdentifier, "com.example.model.export.*"])
         }
     }
 }
