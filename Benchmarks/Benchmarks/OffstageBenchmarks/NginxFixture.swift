@@ -15,8 +15,10 @@ final class NginxFixture: @unchecked Sendable {  // immutable after init
     /// `http://127.0.0.1:PORT` + `path`.
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    /// Starts nginx; returns once it accepts connections.
-    init() throws {
+    /// Starts nginx; returns once it accepts connections. `locations` goes into the server block (`location /slow/ {
+    /// limit_rate 1m; … }`); with `accessLog` every request is logged to `access.log` as
+    /// `METHOD URI STATUS BODY_BYTES_SENT "RANGE"` (see ``requests()``).
+    init(locations: String = "", accessLog: Bool = false) throws {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let nginx else { throw BenchError("nginx is not installed; install the Debian package nginx-light (scripts/ensure-packages does)") }
         var template = Array("/tmp/offstage-bench-nginx-XXXXXX".utf8CString)
@@ -37,7 +39,8 @@ final class NginxFixture: @unchecked Sendable {  // immutable after init
                 error_log \(folder)/error.log warn;
                 events { worker_connections 64; }
                 http {
-                    access_log off;
+                    log_format transfer '$request_method $uri $status $body_bytes_sent "$http_range"';
+                    access_log \(accessLog ? "\(made)/access.log transfer" : "off");
                     client_body_temp_path \(folder)/temp/body;
                     proxy_temp_path \(folder)/temp/proxy;
                     fastcgi_temp_path \(folder)/temp/fastcgi;
@@ -49,6 +52,7 @@ final class NginxFixture: @unchecked Sendable {  // immutable after init
                     server {
                         listen 127.0.0.1:\(port);
                         root \(folder)/www;
+                        \(locations)
                     }
                 }
 
@@ -68,6 +72,30 @@ final class NginxFixture: @unchecked Sendable {  // immutable after init
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
             throw error
+        }
+    }
+
+    /// One line of the access log.
+    struct Request {
+        var uri: String
+        var status: Int
+        var bodyBytesSent: Int64
+        /// The first byte of a `bytes=N-` range; 0 without one.
+        var rangeStart: Int64
+    }
+
+    /// The requests logged so far, oldest first.
+    func requests() -> [Request] {
+        let text = (try? String(contentsOfFile: folder + "/access.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 4)
+            guard fields.count == 5, let status = Int(fields[2]), let sent = Int64(fields[3]) else { return nil }
+            let range = fields[4].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            var start: Int64 = 0
+            if range.hasPrefix("bytes="), let dash = range.firstIndex(of: "-") {
+                start = Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash]) ?? 0
+            }
+            return Request(uri: String(fields[1]), status: status, bodyBytesSent: sent, rangeStart: start)
         }
     }
 

@@ -89,6 +89,37 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Transfer kill -9: bytes fetched again per kill",
+        configuration: once([Metrics.transferKillWritten, Metrics.transferKillSent], seconds: 600)
+    ) { benchmark in
+        try TransferKillBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Transfer scale: 1,000 transfers across 100 apps, daemon RSS and CPU",
+        configuration: once(
+            [
+                Metrics.transferScaleRSS, Metrics.transferScaleHWM, Metrics.transferScaleIdleRSS, Metrics.transferScaleCPU,
+                Metrics.transferScaleIdleCPU, Metrics.transferScaleCurlCPU,
+            ],
+            seconds: 900)
+    ) { benchmark in
+        try TransferScaleBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Transfer wake: completed → events handler",
+        configuration: once(
+            [
+                Metrics.transferWakeLaunched, Metrics.transferWakeRefreshLaunched, Metrics.transferWakeResumed,
+                Metrics.transferWakeRefreshResumed,
+            ],
+            seconds: 600)
+    ) { benchmark in
+        try TransferWakeBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Daemon memory, 100 apps",
         configuration: once([Metrics.rss, Metrics.hwm, Metrics.idleRSS, Metrics.idleHWM], seconds: 300)
     ) { benchmark in

@@ -30,6 +30,8 @@ import OffstageProtocol
 ///   says, and times adding one more on command (see ``NotificationScaleProbe``).
 /// - `--push --report SOCKET [--exit]`: registers for remote notifications, reports its token, and reports when each
 ///   remote-notification handler begins (see ``PushProbe``); with `--exit` it exits once registered.
+/// - `--transfers PLAN --report SOCKET [--refresh-task ID]`: downloads in a background session as PLAN says, and
+///   reports when the system wakes it for the session's events (see ``TransferProbe``).
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
@@ -50,6 +52,7 @@ final class ProbeDelegate: ApplicationDelegate {
         case notifyLate(plan: String, report: String, exit: Bool)
         case notifyScale(countFile: String, report: String, listen: String?)
         case push(report: String, exit: Bool)
+        case transfers(plan: String, report: String, refreshTask: String?)
         case idle
     }
 
@@ -59,6 +62,7 @@ final class ProbeDelegate: ApplicationDelegate {
     var lateness: LatenessProbe?
     var notificationScale: NotificationScaleProbe?
     var push: PushProbe?
+    var transfers: TransferProbe?
     var callsStarted = false
     var scaleSubmitted = 0
     var scaleRefused: [String] = []
@@ -90,6 +94,8 @@ final class ProbeDelegate: ApplicationDelegate {
             mode = .notifyScale(countFile: countFile, report: report, listen: value("--listen"))
         } else if arguments.contains("--push"), let report = value("--report") {
             mode = .push(report: report, exit: arguments.contains("--exit"))
+        } else if let plan = value("--transfers"), let report = value("--report") {
+            mode = .transfers(plan: plan, report: report, refreshTask: value("--refresh-task"))
         } else if arguments.contains("--scale"), let report = value("--report") {
             mode = .scale(
                 ScaleOptions(
@@ -120,6 +126,10 @@ final class ProbeDelegate: ApplicationDelegate {
         if case .push(let report, let exit) = mode {
             push = PushProbe(report: report, exit: exit)
             push?.start()
+        }
+        if case .transfers(let plan, let report, let refreshTask) = mode {
+            transfers = TransferProbe(plan: plan, report: report, refreshTask: refreshTask)
+            transfers?.launched()
         }
         guard case .scale(let options) = mode else { return true }
         if let listen = options.listen {
@@ -198,6 +208,8 @@ final class ProbeDelegate: ApplicationDelegate {
             lateness?.becameActive()
         case .notifyScale:
             notificationScale?.becameActive()
+        case .transfers:
+            transfers?.becameActive()
         case .idle, .voip, .accessory, .push:
             break
         }
