@@ -111,6 +111,9 @@ struct CommandGenerator {
                 options.append((30, .reply(slot)))
                 options.append((4, .beginTask(slot)))
                 switch callback.kind {
+                // A continued-processing task's work goes on long after its handler returns (an export): it is
+                // completed seldom, so that tasks run side by side and meet pressure.
+                case .runTask(_, _, .continued, _): options.append((1, .complete(slot)))
                 case .runTask, .performFetch, .taskExpiring: options.append((8, .complete(slot)))
                 case .backgroundTasksExpiring: options.append((8, .endTask(slot)))
                 case .notificationWillPresent where profile.notifications > 0:
@@ -203,8 +206,8 @@ struct CommandGenerator {
             let front = shell.core.device.foregroundApp.flatMap { ModelWorld.slot(of: $0) }
             let withTasks = (0..<ModelWorld.appCount).filter { !shell.core.transfers.tasks(of: ModelWorld.app($0)).isEmpty }
             let changeSlot = withTasks.isEmpty ? int(0...(ModelWorld.appCount - 1)) : withTasks[int(0...(withTasks.count - 1))]
-            let continuing = shell.processes.values.contains { process in
-                shell.core.apps[process.app]?.process?.runs.contains { $0.progress != nil } == true
+            let continuing = shell.processes.values.reduce(0) { count, process in
+                count + (shell.core.apps[process.app]?.process?.runs.filter { $0.progress != nil && !$0.expirationSent }.count ?? 0)
             }
             options += [
                 (weight * (busy ? 1 : 0.2), .openTransferSession(appSlot(&rng))),
@@ -212,9 +215,10 @@ struct CommandGenerator {
                 (weight * (attempts > 0 ? 3 : 0), .transferProgress), (weight * (attempts > 0 ? 2.5 : 0), .endAttempt),
                 (weight * (busy ? 1.5 : 0.2), .handleTransferEvents(appSlot(&rng))),
                 (weight * (withTasks.isEmpty ? 0.1 : 1.2), .changeTransfer(changeSlot)),
-                (weight * (front != nil ? 2.5 : 0.2), .submitContinued(front ?? appSlot(&rng))),
-                (weight * (continuing ? 3 : 0.1), .reportContinued(appSlot(&rng))),
+                (weight * (front != nil ? 4 : 0.2), .submitContinued(front ?? appSlot(&rng))),
+                (weight * (continuing > 0 ? 3 : 0.1), .reportContinued(appSlot(&rng))),
                 (weight * 0.3, .cancelContinued(int(0...(ModelWorld.appCount - 1)))), (weight * 0.1, .restart),
+                (weight * (continuing > 1 ? 2 : 0), .pressure),
             ]
         }
         return make(weighted(options))
@@ -260,7 +264,7 @@ struct CommandGenerator {
         case submitContinued(Int)
         case reportContinued(Int)
         case cancelContinued(Int)
-        case transferProgress, endAttempt
+        case transferProgress, endAttempt, pressure
         case restart
         case timeZone, notificationsAllowed
         case audioInterruption, systemEvent
@@ -334,6 +338,10 @@ struct CommandGenerator {
         case .submitContinued(let slot): return .submitContinued(slot, index: int(0...3), queue: int(0...3) != 0)
         case .reportContinued(let slot): return .reportContinued(slot, int(0...2), percent: int(0...100))
         case .cancelContinued(let slot): return .cancelContinued(slot, index: int(0...3))
+        case .pressure:
+            return weighted([
+                (1, .device(.lowPower, true)), (1, .conditions(ConditionOverrides(batteryLevel: 5, charging: false))),
+            ])
         case .timeZone: return .timeZone(weighted(ModelWorld.timeZones.map { (1, $0) }))
         case .notificationsAllowed: return .notificationsAllowed(int(anySlot), int(0...3) != 0)
         case .advance: return .advance(ms: duration())

@@ -78,3 +78,4 @@ struct ModelBasedTransferTests {
             "\(shell.trace?.joined(separator: "\n") ?? "")")
     }
 }
+

@@ -665,7 +665,12 @@ struct ModelShell {
             default: return
             }
         case .saveApp, .saveDevice: return
-        case .continuedProgress(_, _, let view): key = view == nil ? "continued.over" : "continued.\(view!.state.rawValue)"
+        case .continuedProgress(_, _, let view):
+            guard let view else {
+                key = "continued.over"
+                break
+            }
+            key = view.endedBecause?.contains("pressure") == true ? "continued.pressure" : "continued.\(view.state.rawValue)"
         case .notification(let action): key = "notification.\(action.kindName)"
         case .push(.hold): key = "push.hold"
         case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"

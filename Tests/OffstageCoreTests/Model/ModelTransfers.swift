@@ -146,10 +146,11 @@ enum TransferInvariants {
         for (app, tasks) in Dictionary(grouping: running, by: \.app) where tasks.count > limits.maximumRunningPerApp {
             fail(.transfersWithinLimits, "\(app) has \(tasks.count) transfers running, more than \(limits.maximumRunningPerApp)")
         }
+        let conditions = core.conditions(at: now)
         for task in running {
-            let holds = core.transferHolds(task, at: now)
+            let holds = holds(task, core, conditions, now)
             if !holds.isEmpty {
-                fail(.transfersWithinLimits, "transfer \(task.id) of \(task.app) runs though \(holds.map(\.description))")
+                fail(.transfersWithinLimits, "transfer \(task.id) of \(task.app) runs though \(holds.joined(separator: ", "))")
             }
             if core.apps[task.app]?.durable.forceQuit == true {
                 fail(.transfersWithinLimits, "transfer \(task.id) runs though the user force-quit \(task.app) (TR-2)")
@@ -187,18 +188,23 @@ enum TransferInvariants {
         }
 
         // SCH-11: the continued-processing slots.
-        let policy = ContinuedProcessingPolicy(limits: core.configuration.continuedProcessing)
-        let pressure = policy.pressure(core.conditions(at: now))
+        // Pressure and slots from the settings themselves, not the core's policy: low power mode, or the battery at or
+        // under its level off power.
+        let continued = core.configuration.continuedProcessing
+        let pressure: String? =
+            conditions.lowPowerMode
+            ? "low power mode"
+            : !conditions.charging && conditions.batteryLevel <= continued.pressureBatteryLevel ? "low battery" : nil
         let live = core.apps.sorted { $0.key < $1.key }.flatMap { id, entry in
             (entry.process?.runs ?? []).filter { $0.progress != nil && !$0.expirationSent }.map { (id, $0) }
         }
-        let slots = policy.slots(underPressure: pressure != nil)
+        let slots = pressure == nil ? continued.slots : continued.slotsUnderPressure
         if live.count > slots {
             fail(
                 .continuedSlots,
                 "\(live.count) continued-processing tasks run, more than the \(slots) slots\(pressure.map { " (\($0))" } ?? "")")
         }
-        let timeout = core.configuration.continuedProcessing.progressTimeout
+        let timeout = continued.progressTimeout
         for (id, run) in live {
             guard let progress = run.progress, now >= progress.reportedAt + .seconds(double: timeout) else { continue }
             fail(
@@ -206,6 +212,33 @@ enum TransferInvariants {
                 "\(id)'s continued task '\(run.request.identifier)' reported nothing for \(formatSeconds((now - progress.reportedAt).inSeconds)) s and still runs")
         }
         return found
+    }
+
+    /// What holds a task back by the rules of SPEC TR-4, TR-5 and SET-2, written out here rather than asked of the
+    /// core: no network; a metered one the session does not allow, or, in the background, one the app's background
+    /// data or data saver forbids; in the background, background activity off, or a discretionary task off power, on
+    /// a metered network or in low power mode; its earliest begin date or retry time still ahead.
+    static func holds(_ task: TransferTask, _ core: OffstageCore, _ conditions: DeviceConditions, _ now: Instant) -> [String] {
+        guard let entry = core.apps[task.app] else { return ["its app is not installed"] }
+        let session = core.transfers.sessions[TransferSessionKey(app: task.app, identifier: task.session)]?.configuration ?? .init()
+        let inFront = entry.process?.phase.isForeground == true
+        let settings = entry.app.settings
+        var holds: [String] = []
+        if conditions.network == .none { holds.append("no network") }
+        if conditions.network == .metered {
+            if !session.allowsMeteredNetwork { holds.append("a metered network its session does not allow") }
+            if !inFront && !settings.backgroundData { holds.append("a metered network with background data off") }
+            if !inFront && core.device.settings.dataSaver && !settings.unrestrictedData { holds.append("data saver") }
+        }
+        if !inFront && !settings.backgroundActivity { holds.append("background activity off") }
+        if !inFront && (task.request.discretionary || session.discretionary) {
+            if !conditions.charging { holds.append("discretionary, not charging") }
+            if conditions.lowPowerMode { holds.append("discretionary, low power mode") }
+            if conditions.network == .metered { holds.append("discretionary, metered network") }
+        }
+        if let earliest = task.request.earliestBegin, earliest > now { holds.append("its earliest begin date ahead") }
+        if let retry = task.retryAt, retry > now { holds.append("its retry time ahead") }
+        return holds
     }
 
     private static func describe(_ task: TransferTask?) -> String {
