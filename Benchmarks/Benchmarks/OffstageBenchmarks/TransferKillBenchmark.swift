@@ -8,8 +8,9 @@ import OffstageBenchKit
 /// A private nginx serves files of random bytes at 3 MiB/s (`limit_rate`, so kills land in the middle of a body,
 /// checkpoints inside nginx's bursts). The probe app (`--transfers`) downloads each in its background session and is
 /// sent home (suspended). While a download runs the daemon is killed with -9 and started again on the same state
-/// folder, ``killsPerDownload`` times: each kill once the journal holds at least 1 MiB more than at the restart before
-/// it, plus a delay that turns over 0–297 ms, so kills land at different points of a chunk. Per kill:
+/// folder, ``killsPerDownload`` times: each kill once the journal holds its planned point (spread evenly from 2 MiB to
+/// 6 MiB before the end) and at least 1 MiB more than at the restart before it, plus a delay that turns over 0–297 ms,
+/// so kills land at different points of a chunk. Per kill:
 ///
 /// - *written again by the daemon*: its part file past the last journaled checkpoint, which it logs on resuming
 ///   (`offstage.transfer.refetched`);
@@ -58,16 +59,16 @@ enum TransferKillBenchmark {
             guard created.count == 1, let task = UInt64(created[0]) else { throw BenchError("the app created \(created)") }
             try daemon.home()
 
-            var floor: Int64 = 2 * chunk
+            var restartedAt: Int64 = 0
             for index in 0..<killsPerDownload {
-                let journaled = try waitJournaled(daemon, task, atLeast: floor)
-                guard journaled < Int64(fileBytes) - 4 * chunk else { break }
+                let journaled = try waitJournaled(daemon, task, atLeast: max(planned(index), restartedAt + chunk))
+                guard journaled < Int64(fileBytes) - 2 * chunk else { break }
                 let delay = UInt64((index * 7 + download * 3) % 10) * 33
                 MonotonicClock.sleep(milliseconds: delay)
                 daemon.crash()
                 kills.append(Kill(download: download, journaled: journaled, delayMilliseconds: delay))
                 try daemon.start()
-                floor = (try daemon.transfers(app: id).first { $0.id == task }?.bytesDone ?? journaled) + chunk
+                restartedAt = try daemon.transfers(app: id).first { $0.id == task }?.bytesDone ?? journaled
             }
 
             // Completed, handed to the app once, byte-identical.
@@ -127,6 +128,13 @@ enum TransferKillBenchmark {
         Report.line("per kill, daemon / nginx: " + zip(written, sent).map { "\($0)/\($1)" }.joined(separator: " "))
         Report.line("every file byte-identical (SHA-256 \(digests.map { String($0.served.prefix(12)) }.joined(separator: ", ")) …), one completion event each")
         Report.line("§11 at most one chunk (\(chunk) bytes) written again per kill: \(Report.verdict(maximum <= chunk)) (max \(maximum))")
+    }
+
+    /// Where kill `index` of a download is due at the earliest: spread evenly from 2 MiB to 6 MiB before the end.
+    static func planned(_ index: Int) -> Int64 {
+        let first = 2 * chunk
+        let last = Int64(fileBytes) - 6 * chunk
+        return first + (last - first) * Int64(index) / Int64(killsPerDownload - 1)
     }
 
     /// Polls the transfers list until task `task` has at least `bytes` journaled; returns what it has.
