@@ -227,7 +227,7 @@ let package = Package(
         // Kills a real daemon at random moments and checks what survives (a short run is part of the tests).
         .executableTarget(
             name: "CrashHarness",
-            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator", "OffstagePush"],
+            dependencies: ["OffstageCore", "OffstageProtocol", "OffstageDaemon", "OffstageSimulator", "OffstagePush", "TestProcesses"],
             path: "Tests/CrashHarness",
             swiftSettings: strict
         ),

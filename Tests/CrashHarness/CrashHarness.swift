@@ -2,6 +2,7 @@ import Foundation
 import OffstageCore
 import OffstageProtocol
 import OffstageSimulator
+import TestProcesses
 
 /// The crash harness: drives a real `offstaged` with a seeded mix of operations from the CLI and from real apps,
 /// kills it with SIGKILL between calls and in the middle of them, restarts it, and after every restart checks that
@@ -11,7 +12,8 @@ import OffstageSimulator
 ///
 /// Local notifications are part of the mix (``NotificationLedger``): a real app adds them from inside, and the kills
 /// are aimed at the `Add` calls, at due times and at bursts. So are pushes (``PushLedger``): an app server sends them
-/// to the daemon's gateway for a real app, and kills land while its requests are in flight.
+/// to the daemon's gateway for a real app, and kills land while its requests are in flight. So are background
+/// downloads (``TransferLedger``): two real apps fetch files from a private nginx while the daemon is killed under them.
 ///
 /// Exit status 0 when no invariant was broken, 1 otherwise (each violation is printed with its cycle, so a run is
 /// replayed with the same seed). `--keep` leaves the working folder for inspection.
@@ -95,6 +97,11 @@ final class CrashRun {
     /// The push decisions draw from their own generator too.
     var pushRandom: SeededGenerator
     var pushes = PushLedger()
+    /// The transfer decisions draw from their own generator too.
+    var transferRandom: SeededGenerator
+    var transfers = TransferLedger()
+    /// The private nginx the downloaders fetch from (from the first start).
+    var nginx: NginxServer?
     /// The app server, once the push app registered and its key was added (at the first start).
     var pushServer: PushAppServer?
     /// Add clients running, to end them by pid if the harness is interrupted.
@@ -109,6 +116,7 @@ final class CrashRun {
         random = SeededGenerator(seed: seed)
         notificationRandom = SeededGenerator(seed: seed ^ 0x6E6F_7469_6669_6361)
         pushRandom = SeededGenerator(seed: seed ^ 0x7075_7368_6573_2121)
+        transferRandom = SeededGenerator(seed: seed ^ 0x7472_616E_7366_6572)
         report.seed = seed
         let root = NSTemporaryDirectory() + "offstage-crash-\(seed)-\(getpid())"
         try? FileManager.default.removeItem(atPath: root)
@@ -157,12 +165,14 @@ final class CrashRun {
                 if number == 1 {
                     try installNotificationApp()
                     try setUpPushes()
+                    try setUpTransfers()
                 }
                 if number > 1 { try checkAfterRestart() }
                 let operations = 1 + random.index(below: 6)
                 let plan = notificationPlan()
                 let pushing = pushPlan(notificationPlan: plan)
                 if pushing == .batch { try sendPushes(killing: false) }
+                try driveTransfers()
                 // The batch of notifications goes before one of the operations, or after them all when the kill is
                 // aimed at its Add calls.
                 let batchAt = plan.map { $0 == .midAdd ? operations : notificationRandom.index(below: operations) } ?? -1
@@ -205,6 +215,7 @@ final class CrashRun {
             }
         }
         finishGracefully()
+        report.transfers = transfers.figures
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -340,6 +351,7 @@ final class CrashRun {
             // Every push stored is finished: handled, held ones released or expired, cut-off ones recorded.
             report.pushes.settleSeconds = try settlePushes(seconds: 20)
             try checkPushes(final: true)
+            try checkTransfers(final: true)
             let pids = try daemon.apps().compactMap(\.pid)
             seenPids.formUnion(pids)
             daemon.stop()
@@ -359,6 +371,7 @@ final class CrashRun {
         for pid in seenPids.union(CrashInvariants.processesRunning(under: daemon.state + "/bundles")) where CrashInvariants.isAlive(pid) {
             kill(pid, SIGKILL)
         }
+        nginx?.stop()
         try? FileManager.default.removeItem(atPath: daemon.root)
     }
 }

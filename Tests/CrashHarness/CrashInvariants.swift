@@ -66,6 +66,7 @@ extension CrashRun {
         // First, while what fell due during the kill has just been fired (or not).
         try checkNotifications(final: false)
         try checkPushes(final: false)
+        try checkTransfers(final: false)
         let apps = try daemon.apps()
         let ids = apps.map(\.id)
         if Set(ids).count != ids.count { violation("an app is listed twice: \(ids)") }
@@ -155,6 +156,7 @@ struct CrashReport {
     var seconds = 0.0
     var notifications = NotificationFigures()
     var pushes = PushFigures()
+    var transfers = TransferFigures()
 
     var summary: String {
         let sorted = recoveries.sorted()
@@ -168,6 +170,7 @@ struct CrashReport {
             max \(milliseconds(sorted.last ?? 0)) ms; \(overTarget) of \(sorted.count) over the 500 ms target
             \(notifications.summary)
             \(pushes.summary)
+            \(transfers.summary)
             violations: \(violations.count)\(violations.isEmpty ? "" : "\n  " + violations.joined(separator: "\n  "))
             """
     }

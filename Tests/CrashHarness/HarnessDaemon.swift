@@ -55,7 +55,8 @@ final class HarnessDaemon {
     private func spawn() throws -> (Process, Date) {
         let process = Process()
         process.executableURL = Self.products.appendingPathComponent("offstaged")
-        process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "warning"]
+        process.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/config.json", "--log-level", "notice"]
+        // Notices: each resume of a transfer logs the bytes it fetches again, which the transfer checks read.
         // No desktop session: a run started from one must not put its thousand notifications on the user's screen
         // (the checks read the daemon's delivered list, not a desktop).
         var environment = ProcessInfo.processInfo.environment
