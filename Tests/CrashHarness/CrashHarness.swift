@@ -51,7 +51,12 @@ struct CrashHarness {
             }
             interrupted.resume()
             let report = run.run(cycles: cycles)
-            if !keep { run.cleanUp() } else { print("kept \(run.daemon.root)") }
+            if !keep {
+                run.cleanUp()
+            } else {
+                run.nginx?.stop()  // the server is ended whatever happens; the daemon's folder is kept
+                print("kept \(run.daemon.root)")
+            }
             print(report.summary)
             exit(report.violations.isEmpty ? 0 : 1)
         } catch {

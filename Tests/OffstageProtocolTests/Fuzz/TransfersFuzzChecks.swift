@@ -64,8 +64,12 @@ enum TransfersFuzzChecks {
     /// The app's data folder, on disk: `upload.bin` (a regular file), `dir/` (a folder), `link-out` (a link to the
     /// other app's `secret.bin`). Inputs write it `$DATA`: a `file` starting with `$DATA/` is given with the folder's
     /// real place, which differs between machines.
+    /// The folder the app's and the other app's data folders are made in: this process's own, removed when it exits.
+    static let dataRoot = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-transfers-fuzz-\(getpid())")
+
     static let dataFolder: String = {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-transfers-fuzz")
+        let root = dataRoot
+        atexit { try? FileManager.default.removeItem(at: TransfersFuzzChecks.dataRoot) }
         let folder = root.appendingPathComponent(app.rawValue)
         let secret = root.appendingPathComponent(other.rawValue).appendingPathComponent("secret.bin")
         try? FileManager.default.createDirectory(at: folder.appendingPathComponent("dir"), withIntermediateDirectories: true)
