@@ -94,11 +94,17 @@ final class DaemonLink: Sendable {
                     let again = attachedBefore
                     attachedBefore = true
                     attached.withLock { $0 = stream }
-                    // A restarted daemon forgot what the app registered for its modes: registered again.
+                    // A restarted daemon forgot what the app registered for its modes and which background sessions it has
+                    // open: registered and opened again.
                     if again {
                         VoIPRegistration.shared.reattached(link: self)
                         AccessoryRegistry.shared.reattached(link: self)
-                        DispatchQueue.main.async { MainActor.assumeIsolated { LocationDispatch.shared.reattached() } }
+                        DispatchQueue.main.async {
+                            MainActor.assumeIsolated {
+                                LocationDispatch.shared.reattached()
+                                TransferDispatch.shared.reattached()
+                            }
+                        }
                     }
                     // Wakes the main loop, which polls the new stream from now on.
                     DispatchQueue.main.async {}

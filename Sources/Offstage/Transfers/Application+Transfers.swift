@@ -49,6 +49,11 @@ final class TransferDispatch {
         return task
     }
 
+    /// The app reattached to a restarted daemon: every session of the process opens again (SPEC LC-8, TR-3).
+    func reattached() {
+        for session in sessions.values.sorted(by: { $0.identifier < $1.identifier }) { session.reattached() }
+    }
+
     /// Whether finished task `id` has not been given to a delegate yet in this process (and now counts as given).
     func firstDelivery(of id: UInt64) -> Bool { delivered.insert(id).inserted }
 

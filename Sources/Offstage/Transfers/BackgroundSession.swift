@@ -17,7 +17,8 @@ import OffstageProtocol
 /// yet — in the next launch too. Create it at launch, and again in
 /// ``ApplicationDelegate/application(_:handleEventsForBackgroundURLSession:completionHandler:)`` when the system wakes
 /// the app for it. A new session with the identifier of one that exists in the process replaces it: the old one's
-/// delegate hears nothing more.
+/// delegate hears nothing more. When the daemon restarts under the running app, the session opens again by itself as
+/// the app reattaches: progress goes on reaching the delegate.
 ///
 /// **Events, once.** Each finished task is given to the delegate at most once per process
 /// (``BackgroundSessionDelegate/urlSession(_:downloadTask:didFinishDownloadingTo:)`` for a completed download, then
@@ -138,6 +139,14 @@ public final class BackgroundSession {
 
     private static func headers(_ headers: [String: String]) -> [TransfersInterface.HeaderMessage]? {
         headers.isEmpty ? nil : headers.sorted { $0.key < $1.key }.map { .init(name: $0.key, value: $0.value) }
+    }
+
+    /// The app reattached to a restarted daemon, which knows the session's tasks (they are journaled) but not that
+    /// this process has it open: opened again, so that progress reaches the delegate again, and its tasks fetched, so
+    /// that what finished while the daemon was away is delivered.
+    func reattached() {
+        isOpen = false
+        refresh()
     }
 
     /// Opens the session in the daemon, once per process (again after the daemon forgot it).
