@@ -13,6 +13,9 @@ import Offstage
 /// - While in front it prints a progress line whenever the daemon reports progress.
 /// - When the download completes it moves the file to `<data dir>/Downloads/<name>` and prints its size and SHA-256.
 /// - Each finished task (success or failure) appends one line to `<data dir>/completions.log`.
+/// - An upload in its session whose server answers a body (`urlSession(_:dataTask:didReceive:)`) has that body
+///   written to `<data dir>/Responses/task-<id>.body`, and a line saying its size (and `cut` when the server sent
+///   more than the daemon keeps).
 /// - Woken for the session's events (`handleEventsForBackgroundURLSession`), it recreates the session, whose
 ///   delegate gets the events, and calls the completion handler in `urlSessionDidFinishEvents`.
 ///
@@ -129,6 +132,17 @@ final class DownloaderDelegate: ApplicationDelegate, BackgroundSessionDelegate {
             say("could not keep the download of task \(downloadTask.taskIdentifier): \(error)")
             finished[downloadTask.taskIdentifier] = "not kept: \(error)"
         }
+    }
+
+    func urlSession(_ session: BackgroundSession, dataTask: BackgroundUploadTask, didReceive data: Data) {
+        let folder = dataDirectory + "/Responses"
+        let path = folder + "/task-\(dataTask.taskIdentifier).body"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: path, contents: data) else {
+            say("cannot write \(path)")
+            return
+        }
+        say("response task \(dataTask.taskIdentifier): \(data.count) bytes\(dataTask.responseBodyTruncated ? " cut" : "")")
     }
 
     func urlSession(_ session: BackgroundSession, task: BackgroundSessionTask, didCompleteWithError error: BackgroundTransferError?) {

@@ -15,6 +15,10 @@ import Glibc
 /// - `/moved/…`: a 302 to `/…`;
 /// - `/deeper/…`: a 302 to `/deeper/x…`, without end (each URL another: a redirect limit, not a cycle).
 ///
+/// With `tls` names, it also listens with TLS on a second port of 127.0.0.1 (``tlsPort``, ``tlsURL(_:)``), same
+/// locations, with a self-signed certificate (``certificate``, PEM) for those names that the test makes with the
+/// `openssl` command in the folder: no client trusts it unless told to.
+///
 /// Its access log (``requests()``) says, per request, the method, path, status, body bytes sent, and the Range and
 /// If-Range headers received.
 ///
@@ -59,6 +63,10 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
     public let root: String
     /// The TCP port on 127.0.0.1.
     public let port: Int
+    /// The TLS port on 127.0.0.1, when started with `tls` names.
+    public let tlsPort: Int?
+    /// The self-signed certificate (PEM) nginx presents on ``tlsPort``, when started with `tls` names.
+    public var certificate: String? { tlsPort == nil ? nil : folder + "/cert.pem" }
     /// The master process (nginx in the foreground, a child of this process).
     public let process: SpawnedProcess
     /// The master's pid.
@@ -69,6 +77,11 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
     /// `http://127.0.0.1:PORT` + `path`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// `https://HOST:TLSPORT` + `path` (HOST 127.0.0.1 unless given); nil without TLS.
+    public func tlsURL(_ path: String, host: String = "127.0.0.1") -> String? {
+        tlsPort.map { "https://\(host):\($0)\(path)" }
+    }
+
     /// The nginx program: the one on PATH, else Debian's `/usr/sbin/nginx`; throws naming the package when there is none.
     public static func executable() throws -> String {
         if let found = SpawnedProcess.executable("nginx") { return found }
@@ -77,12 +90,14 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
     }
 
     /// Starts nginx serving `root` (a fresh folder `www` inside its own when nil), with `extraConfig` added inside
-    /// its `server` block (more locations); returns once it accepts connections.
-    public static func start(root: String? = nil, extraConfig: String = "") throws -> NginxServer {
-        try NginxServer(root: root, extraConfig: extraConfig)
+    /// its `server` block (more locations); returns once it accepts connections. With `tls`, the subject alternative
+    /// names of a self-signed certificate (`["DNS:localhost", "IP:127.0.0.1"]`), it also listens with TLS on
+    /// ``tlsPort``.
+    public static func start(root: String? = nil, extraConfig: String = "", tls: [String]? = nil) throws -> NginxServer {
+        try NginxServer(root: root, extraConfig: extraConfig, tls: tls)
     }
 
-    private init(root givenRoot: String?, extraConfig: String) throws {
+    private init(root givenRoot: String?, extraConfig: String, tls: [String]?) throws {
         let nginx = try Self.executable()
         var template = Array("/tmp/offstage-nginx-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ServerError("mkdtemp failed: errno \(errno)") }
@@ -91,26 +106,53 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
-            (process, port) = try Self.launch(nginx, folder: folder, root: root, extraConfig: extraConfig)
+            if let tls { try Self.makeCertificate(names: tls, folder: folder) }
+            (process, port, tlsPort) = try Self.launch(nginx, folder: folder, root: root, extraConfig: extraConfig, tls: tls != nil)
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
             throw error
         }
     }
 
-    /// Starts nginx on a free port, trying another when the port was taken meanwhile.
-    private static func launch(_ nginx: String, folder: String, root: String, extraConfig: String) throws -> (SpawnedProcess, Int) {
+    /// A self-signed certificate and its key (`cert.pem`, `key.pem` in `folder`) for `names`, valid for a day, made
+    /// with the `openssl` command.
+    private static func makeCertificate(names: [String], folder: String) throws {
+        guard let openssl = SpawnedProcess.executable("openssl") else {
+            throw ServerError("openssl is not on PATH; install the Debian package openssl")
+        }
+        let common = names.first.map { String($0.drop { $0 != ":" }.dropFirst()) } ?? "offstage-test"
+        let process = try SpawnedProcess(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                "-subj", "/CN=\(common)", "-addext", "subjectAltName=\(names.joined(separator: ","))",
+                "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem",
+            ],
+            output: folder + "/openssl.out", truncate: true)
+        guard process.exitCode() == 0 else {
+            let out = (try? String(contentsOfFile: folder + "/openssl.out", encoding: .utf8)) ?? ""
+            throw ServerError("openssl could not make a certificate for \(names): \(out.suffix(1500))")
+        }
+    }
+
+    /// Starts nginx on a free port (and a second for TLS), trying others when a port was taken meanwhile.
+    private static func launch(
+        _ nginx: String, folder: String, root: String, extraConfig: String, tls: Bool
+    ) throws -> (SpawnedProcess, Int, Int?) {
         var lastError: (any Error)?
         for _ in 0..<3 {
             let port = try FreePort.loopback()
+            var tlsPort = tls ? try FreePort.loopback() : nil
+            if tlsPort == port { tlsPort = try FreePort.loopback() }
             let configuration = folder + "/nginx.conf"
-            try configurationText(folder: folder, root: root, port: port, extraConfig: extraConfig)
+            try configurationText(folder: folder, root: root, port: port, tlsPort: tlsPort, extraConfig: extraConfig)
                 .write(toFile: configuration, atomically: true, encoding: .utf8)
             let process = try SpawnedProcess(
                 nginx, ["-p", folder, "-c", configuration, "-e", folder + "/error.log"], output: folder + "/nginx.out", truncate: true)
             do {
                 try waitUntilListening(port: port, process: process, folder: folder)
-                return (process, port)
+                if let tlsPort { try waitUntilListening(port: tlsPort, process: process, folder: folder) }
+                return (process, port, tlsPort)
             } catch {
                 process.terminate()
                 lastError = error
@@ -149,7 +191,14 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
     }
 
     /// The configuration: everything nginx writes stays in `folder`.
-    static func configurationText(folder: String, root: String, port: Int, extraConfig: String) -> String {
+    static func configurationText(folder: String, root: String, port: Int, tlsPort: Int? = nil, extraConfig: String) -> String {
+        let tls = tlsPort.map {
+            """
+            listen 127.0.0.1:\($0) ssl;
+                    ssl_certificate \(folder)/cert.pem;
+                    ssl_certificate_key \(folder)/key.pem;
+            """
+        } ?? ""
         // As root, the workers would run as `nobody` and could not enter the 0700 folder: they stay root.
         let user = getuid() == 0 ? "user root;\n" : ""
         return """
@@ -174,6 +223,7 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
                 keepalive_timeout 60;
                 server {
                     listen 127.0.0.1:\(port);
+                    \(tls)
                     root \(root);
                     location / { }
                     location /norange/ {

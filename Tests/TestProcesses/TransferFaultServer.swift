@@ -9,7 +9,8 @@ import Glibc
 ///   with `&bare=1`);
 /// - `/stall/NAME?after=N`: the head and N body bytes, then silence until the client goes away;
 /// - `/busy?seconds=S`: 429 with Retry-After as an HTTP-date S seconds from now;
-/// - `/upload/NAME`: POST stores the body as NAME under ``root`` and answers 201.
+/// - `/upload/NAME`: POST stores the body as NAME under ``root`` and answers 201 with `stored N bytes\n`;
+/// - `/echo/NAME`: POST stores the body as NAME under ``root`` and answers 200 with the same bytes as its body.
 ///
 /// ``stop()`` ends exactly its process, by pid, and removes the folder.
 public final class TransferFaultServer: @unchecked Sendable {  // immutable after init

@@ -9,6 +9,7 @@ Serves the files under --root, with a strong ETag, Last-Modified and single byte
   /stall/NAME?after=N  sends the head and N body bytes, then nothing more until the client goes away
   /busy?seconds=S      429 with Retry-After as an HTTP-date S seconds from now
   /upload/NAME         POST stores the body as NAME under --root, answers 201
+  /echo/NAME           POST stores the body as NAME under --root, answers 200 with the same bytes as its body
 Writes its port to --port-file once it listens, and one line per request to --log, before the body is sent (so a
 client that has its response finds the line):
   METHOD PATH STATUS BODY_BYTES_SENT RANGE IF_RANGE
@@ -124,7 +125,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         url = urllib.parse.urlsplit(self.path)
         parts = url.path.split("/", 2)
-        if len(parts) != 3 or parts[1] != "upload":
+        if len(parts) != 3 or parts[1] not in ("upload", "echo"):
             return self.plain(404, "not found\n")
         path = self.file_path(parts[2])
         if path is None:
@@ -144,6 +145,20 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         os.rename(path + ".uploading", path)
+        if parts[1] == "echo":
+            with open(path, "rb") as handle:
+                body = handle.read()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.record(200, len(body))
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                # A client that keeps only the beginning of the answer closes the connection.
+                self.close_connection = True
+            return
         self.plain(201, "stored %d bytes\n" % length, [("ETag", '"upload-%d"' % length)])
 
 

@@ -249,6 +249,10 @@ public final class BackgroundSession {
                         fix: "see `offstage log` for the daemon's side")
                 }
             }
+            // An upload's answer, before its completion, as the platform gives a data task's bytes.
+            if let upload = task as? BackgroundUploadTask, message.state == "completed", let body = upload.responseBody {
+                delegate.urlSession(self, dataTask: upload, didReceive: body)
+            }
             delegate.urlSession(self, task: task, didCompleteWithError: error)
             dispatch.tasks[message.id] = nil
         }

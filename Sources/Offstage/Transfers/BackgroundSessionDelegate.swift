@@ -11,6 +11,7 @@ import Foundation
 /// | `urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)` | the same, with a ``BackgroundDownloadTask`` |
 /// | `urlSession(_:downloadTask:didFinishDownloadingTo:)`                      | the same                                   |
 /// | `urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)` | the same, with a ``BackgroundSessionTask`` |
+/// | `urlSession(_:dataTask:didReceive:)` (an upload's response body)           | the same, with a ``BackgroundUploadTask``, the body whole |
 /// | `urlSession(_:task:didCompleteWithError:)`                                | the same, with a ``BackgroundTransferError`` |
 /// | `urlSessionDidFinishEvents(forBackgroundURLSession:)`                     | the same                                   |
 ///
@@ -40,6 +41,14 @@ public protocol BackgroundSessionDelegate: AnyObject {
         _ session: BackgroundSession, task: BackgroundSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64)
 
+    /// An upload completed and the server's answer had a body: `data` is that body, whole (the platform may give it
+    /// in pieces; here it comes at once), or its first `transfers.maximumResponseBodyBytes` (64 KiB by default) when
+    /// ``BackgroundUploadTask/responseBodyTruncated`` says the server sent more. Called once, also when the upload
+    /// finished while the app was not running (the daemon keeps the body until the app has handled the task), and
+    /// before ``urlSession(_:task:didCompleteWithError:)``, which follows with nil. Not called for an answer without a
+    /// body, nor for a failed upload.
+    func urlSession(_ session: BackgroundSession, dataTask: BackgroundUploadTask, didReceive data: Data)
+
     /// A task finished: `error` is nil on success, else why it failed (its ``BackgroundTransferError/code``, the HTTP
     /// status when the server's answer ended it, and a message). After this the task is forgotten by the daemon.
     func urlSession(_ session: BackgroundSession, task: BackgroundSessionTask, didCompleteWithError error: BackgroundTransferError?)
@@ -65,6 +74,8 @@ extension BackgroundSessionDelegate {
         _ session: BackgroundSession, task: BackgroundSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {}
+
+    public func urlSession(_ session: BackgroundSession, dataTask: BackgroundUploadTask, didReceive data: Data) {}
 
     public func urlSession(_ session: BackgroundSession, task: BackgroundSessionTask, didCompleteWithError error: BackgroundTransferError?) {}
 

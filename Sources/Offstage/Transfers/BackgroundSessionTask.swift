@@ -166,6 +166,23 @@ public class BackgroundSessionTask {
 public final class BackgroundDownloadTask: BackgroundSessionTask {}
 
 /// An upload of a file: `URLSessionUploadTask` on the platform. The daemon sends its own link or copy of the file,
-/// made when the task was created, so the app may change or delete its file at once.
+/// made when the task was created, so the app may change or delete its file at once. When the server accepts it
+/// with a body, the delegate gets the body in ``BackgroundSessionDelegate/urlSession(_:dataTask:didReceive:)``,
+/// and ``responseBody`` holds it.
 @MainActor
-public final class BackgroundUploadTask: BackgroundSessionTask {}
+public final class BackgroundUploadTask: BackgroundSessionTask {
+    /// The body of the server's 2xx answer, once the upload has completed and when the server sent one (nil
+    /// before, and when it sent none). The daemon keeps at most `transfers.maximumResponseBodyBytes` of it (64 KiB by
+    /// default): ``responseBodyTruncated`` says when the server sent more.
+    public internal(set) var responseBody: Data?
+    /// Whether the server's answer was longer than the daemon keeps: ``responseBody`` is its beginning.
+    public internal(set) var responseBodyTruncated = false
+
+    override func update(_ message: TransfersInterface.TaskMessage) {
+        super.update(message)
+        if let body = message.responseBodyData {
+            responseBody = body
+            responseBodyTruncated = message.responseBodyTruncated ?? false
+        }
+    }
+}

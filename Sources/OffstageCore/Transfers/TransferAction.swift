@@ -42,6 +42,9 @@ public struct TransferLimits: Hashable, Sendable, Codable {
     public var eventsHandlerTime: Double = 30
     /// Tasks one app may have unfinished. Default 1,000.
     public var maximumTasksPerApp: Int = 1_000
+    /// The most of an upload's response body kept for the app (decision 0041); a longer body is cut here and the
+    /// task says so. From 0 (keep none) to 1 MiB. Default 64 KiB.
+    public var maximumResponseBodyBytes: Int = 65_536
 
     /// The defaults.
     public init() {}
@@ -66,6 +69,14 @@ public struct TransferLimits: Hashable, Sendable, Codable {
         maximumRunning = try count(.maximumRunning, defaults.maximumRunning)
         maximumRunningPerApp = try count(.maximumRunningPerApp, defaults.maximumRunningPerApp)
         maximumTasksPerApp = try count(.maximumTasksPerApp, defaults.maximumTasksPerApp)
+        if let bytes = try container.decodeIfPresent(Int.self, forKey: .maximumResponseBodyBytes) {
+            guard (0...1_048_576).contains(bytes) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maximumResponseBodyBytes, in: container,
+                    debugDescription: "must be from 0 to 1048576 bytes (the most of an upload's response body kept for the app; default 65536)")
+            }
+            maximumResponseBodyBytes = bytes
+        }
         retryDelay = try seconds(.retryDelay, defaults.retryDelay)
         maximumRetryDelay = try seconds(.maximumRetryDelay, defaults.maximumRetryDelay)
         resourceTimeout = try seconds(.resourceTimeout, defaults.resourceTimeout)

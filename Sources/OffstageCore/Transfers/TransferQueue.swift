@@ -150,9 +150,10 @@ public struct TransferQueue: Hashable, Sendable {
         dirty = true
         task.interrupted = false
         switch result {
-        case .completed(let status):
+        case .completed(let status, let responseBody):
             task.state = .completed
             task.httpStatus = status
+            task.responseBody = responseBody
             task.finishedAt = now
             task.retryAt = nil
             task.lastError = nil

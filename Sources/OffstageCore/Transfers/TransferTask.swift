@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a background transfer moves (SPEC TR-1).
 public enum TransferKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// Bytes from the server into a file the daemon hands the app when done.
@@ -120,6 +122,22 @@ public struct TransferFailure: Hashable, Sendable, Codable {
     }
 }
 
+/// The body of the server's 2xx answer to an upload, which the app receives with the task's completion (the
+/// platform's `urlSession(_:dataTask:didReceive:)`), kept up to ``TransferLimits/maximumResponseBodyBytes``
+/// (decision 0041).
+public struct TransferResponseBody: Hashable, Sendable, Codable {
+    /// The bytes kept: the whole body, or its first bytes when ``truncated``.
+    public var data: Data
+    /// The server sent more than the cap: ``data`` is its beginning and the rest was not read.
+    public var truncated: Bool
+
+    /// A body.
+    public init(_ data: Data, truncated: Bool = false) {
+        self.data = data
+        self.truncated = truncated
+    }
+}
+
 /// One background transfer of one app's session, as the core keeps it and the store journals it (SPEC §5).
 public struct TransferTask: Hashable, Sendable, Codable, Identifiable {
     /// Unique on the device, never reused (the core's numbers).
@@ -158,6 +176,9 @@ public struct TransferTask: Hashable, Sendable, Codable, Identifiable {
     public var httpStatus: Int?
     /// Whether it was running when the daemon stopped (or crashed): it resumes from its checkpoint.
     public var interrupted: Bool = false
+    /// A completed upload's response body, when the server sent one; given to the app with the task's event. The
+    /// store keeps it in a column of its own, not in the task's JSON.
+    public var responseBody: TransferResponseBody?
 
     /// A task just created.
     public init(id: UInt64, app: AppID, session: String, request: TransferRequest, at now: Instant) {

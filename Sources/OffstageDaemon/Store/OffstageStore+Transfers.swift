@@ -8,6 +8,7 @@ import OffstageCore
 /// daemon at any point loses no task and no finished file.
 extension OffstageStore {
     static let transferMigration = "v6: transfer tasks, sessions, relaunches"
+    static let transferResponseBodyMigration = "v7: transfer upload response bodies"
 
     static func createTransferTables(_ db: Database) throws {
         try db.create(table: "transfer_task") { t in
@@ -33,6 +34,15 @@ extension OffstageStore {
         }
     }
 
+    /// A completed upload's response body (decision 0041), as bytes in a column of its own rather than base64 in the
+    /// task's JSON, written with the task's row that says it completed.
+    static func addTransferResponseBodies(_ db: Database) throws {
+        try db.alter(table: "transfer_task") { t in
+            t.add(column: "responseBody", .blob)
+            t.add(column: "responseBodyTruncated", .boolean).notNull().defaults(to: false)
+        }
+    }
+
     /// What the journal holds.
     public struct TransferJournal: Sendable {
         public var tasks: [TransferTask] = []
@@ -48,11 +58,17 @@ extension OffstageStore {
             for action in actions {
                 switch action {
                 case .save(let task):
+                    var json = task
+                    json.responseBody = nil
                     try db.execute(
-                        sql: "INSERT OR REPLACE INTO transfer_task (id, app, session, state, bytesDone, task) VALUES (?, ?, ?, ?, ?, ?)",
+                        sql: """
+                            INSERT OR REPLACE INTO transfer_task (id, app, session, state, bytesDone, task, responseBody, responseBodyTruncated)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """,
                         arguments: [
                             Int64(bitPattern: task.id), task.app.rawValue, task.session, task.state.rawValue, task.bytesDone,
-                            String(decoding: try encoder.encode(task), as: UTF8.self),
+                            String(decoding: try encoder.encode(json), as: UTF8.self), task.responseBody?.data,
+                            task.responseBody?.truncated ?? false,
                         ])
                 case .delete(let task):
                     try db.execute(sql: "DELETE FROM transfer_task WHERE id = ?", arguments: [Int64(bitPattern: task.id)])
@@ -87,9 +103,11 @@ extension OffstageStore {
         return try database.read { db in
             var journal = TransferJournal()
             var unreadable: [String] = []
-            for row in try Row.fetchAll(db, sql: "SELECT id, task FROM transfer_task ORDER BY id") {
+            for row in try Row.fetchAll(db, sql: "SELECT id, task, responseBody, responseBodyTruncated FROM transfer_task ORDER BY id") {
                 let text: String = row["task"]
-                if let task = try? decoder.decode(TransferTask.self, from: Data(text.utf8)) {
+                if var task = try? decoder.decode(TransferTask.self, from: Data(text.utf8)) {
+                    let body: Data? = row["responseBody"]
+                    task.responseBody = body.map { TransferResponseBody($0, truncated: row["responseBodyTruncated"]) }
                     journal.tasks.append(task)
                 } else {
                     unreadable.append("transfer task \(row["id"] as Int64)")

@@ -93,6 +93,7 @@ public final class OffstageStore: Sendable {
             try db.create(index: "push_inbox_app_acceptedAt", on: "push_inbox", columns: ["app", "acceptedAt"])
         }
         migrator.registerMigration(transferMigration, migrate: createTransferTables)
+        migrator.registerMigration(transferResponseBodyMigration, migrate: addTransferResponseBodies)
         return migrator
     }
 

@@ -17,7 +17,7 @@ extension DaemonEngine {
             persist { try store.apply([action]) }
             removeFiles(of: task)
         case .start(let task):
-            transfers?.start(task)
+            transfers?.start(task, responseBodyLimit: core.transferLimits.maximumResponseBodyBytes)
         case .stop(let id, let attempt):
             transfers?.stop(id, attempt: attempt)
         case .handOver(let task):

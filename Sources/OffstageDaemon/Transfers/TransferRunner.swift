@@ -46,12 +46,14 @@ final class TransferRunner: @unchecked Sendable {
         self.report = report
     }
 
-    /// Starts attempt `task.attempt`, after the task's previous attempt has ended.
-    func start(_ task: TransferTask) {
+    /// Starts attempt `task.attempt`, after the task's previous attempt has ended; an upload keeps up to
+    /// `responseBodyLimit` bytes of its server's answer.
+    func start(_ task: TransferTask, responseBodyLimit: Int = TransferLimits().maximumResponseBodyBytes) {
         loop.preconditionInEventLoop()
         let previous = running[task.id]?.job
         previous?.cancel()
         var job = makeJob(task)
+        job.responseBodyLimit = responseBodyLimit
         let gate = task.request.kind == .download ? CheckpointGate() : nil
         job.gate = gate
         let (engine, report, id, attempt) = (engine, report, task.id, task.attempt)
@@ -117,14 +119,14 @@ final class TransferRunner: @unchecked Sendable {
 
     static func validator(of outcome: HTTPTransferOutcome) -> TransferValidator? {
         switch outcome {
-        case .completed(_, _, let validator, _, _), .transient(_, _, _, let validator): validator
+        case .completed(_, _, let validator, _, _, _), .transient(_, _, _, let validator): validator
         default: nil
         }
     }
 
     static func result(of outcome: HTTPTransferOutcome) -> TransferAttemptResult {
         switch outcome {
-        case .completed(let status, _, _, _, _): .completed(status: status)
+        case .completed(let status, _, _, _, _, let body): .completed(status: status, responseBody: body)
         case .transient(let reason, let retryAfter, _, _): .transient(reason, retryAfter: retryAfter)
         case .permanent(let status, let reason, _): .permanent(status: status, reason)
         case .writeFailed(let reason, _, _): .file(reason)

@@ -1,3 +1,4 @@
+import Foundation
 import OffstageCore
 
 /// `io.offstage.Transfers`: what an app's process may do with background transfers (SPEC §5). The daemon knows the
@@ -24,6 +25,9 @@ public enum TransfersInterface {
         # One task of one of the app's sessions. kind: download or upload; state: waiting, running, paused,
         # completed or failed. file: for a completed download, where its file is in the app's folder until the app
         # acknowledges the task (move it before). waitingFor: why a waiting task does not run, for people.
+        # responseBody: for a completed upload whose server answered a body, that body in base64 (at most the
+        # setting transfers.maximumResponseBodyBytes, 64 KiB by default); responseBodyTruncated: the server sent
+        # more, and responseBody is its beginning.
         type Task (
           id: int,
           session: string,
@@ -37,7 +41,9 @@ public enum TransfersInterface {
           failure: ?Failure,
           waitingFor: ?string,
           createdAt: float,
-          finishedAt: ?float
+          finishedAt: ?float,
+          responseBody: ?string,
+          responseBodyTruncated: ?bool
         )
 
         # One request header.
@@ -137,10 +143,15 @@ public enum TransfersInterface {
         public var waitingFor: String?
         public var createdAt: Double
         public var finishedAt: Double?
+        /// A completed upload's response body, base64 (see ``responseBodyData``); nil when there was none.
+        public var responseBody: String?
+        /// True when the server's answer was longer than what `responseBody` holds.
+        public var responseBodyTruncated: Bool?
 
         public init(
             id: UInt64, session: String, kind: String, url: String, state: String, bytesDone: Int64, bytesExpected: Int64?,
-            file: String?, httpStatus: Int?, failure: FailureMessage?, waitingFor: String?, createdAt: Double, finishedAt: Double?
+            file: String?, httpStatus: Int?, failure: FailureMessage?, waitingFor: String?, createdAt: Double, finishedAt: Double?,
+            responseBody: String? = nil, responseBodyTruncated: Bool? = nil
         ) {
             self.id = id
             self.session = session
@@ -155,7 +166,12 @@ public enum TransfersInterface {
             self.waitingFor = waitingFor
             self.createdAt = createdAt
             self.finishedAt = finishedAt
+            self.responseBody = responseBody
+            self.responseBodyTruncated = responseBodyTruncated
         }
+
+        /// The response body's bytes; nil when there was none or it is not valid base64.
+        public var responseBodyData: Data? { responseBody.flatMap { Data(base64Encoded: $0) } }
 
         /// The wire form of a core task; `file` and `waitingFor` are the daemon's to say.
         public init(_ task: TransferTask, file: String?, waitingFor: String?) {
@@ -163,7 +179,8 @@ public enum TransfersInterface {
                 id: task.id, session: task.session, kind: task.request.kind.rawValue, url: task.request.url,
                 state: task.state.rawValue, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected, file: file,
                 httpStatus: task.httpStatus, failure: task.failure.map(FailureMessage.init), waitingFor: waitingFor,
-                createdAt: task.createdAt.secondsSinceEpoch, finishedAt: task.finishedAt?.secondsSinceEpoch)
+                createdAt: task.createdAt.secondsSinceEpoch, finishedAt: task.finishedAt?.secondsSinceEpoch,
+                responseBody: task.responseBody?.data.base64EncodedString(), responseBodyTruncated: task.responseBody.map(\.truncated))
         }
     }
 

@@ -111,7 +111,7 @@ struct CheckpointGateTests {
             }
             let outcome = await running.value
             confirmer.cancel()
-            guard case .completed(200, let bytes, _, _, _) = outcome else {
+            guard case .completed(200, let bytes, _, _, _, _) = outcome else {
                 Issue.record("expected completed, got \(outcome)")
                 return
             }

@@ -36,7 +36,7 @@ struct HTTPTransferEngineTests {
     /// The validator nginx gives `name` now: a whole download of it into a scratch file.
     func validator(of url: String, _ fixture: TransferEngineFixture) async throws -> TransferValidator {
         let (outcome, _) = await fixture.run(.download(url, to: fixture.folder + "/scratch-\(UUID().uuidString)"))
-        guard case .completed(_, _, let validator?, _, _) = outcome else {
+        guard case .completed(_, _, let validator?, _, _, _) = outcome else {
             throw TransferEngineFixture.FixtureError("a whole download of \(url) gave \(outcome), no validator")
         }
         return validator
@@ -51,7 +51,7 @@ struct HTTPTransferEngineTests {
             try serve(data, as: "file.bin", in: nginx.root)
             let part = fixture.folder + "/file.part"
             let (outcome, events) = await fixture.run(.download(nginx.url("/file.bin"), to: part))
-            guard case .completed(200, let bytes, let validator?, let mimeType, let name) = outcome else {
+            guard case .completed(200, let bytes, let validator?, let mimeType, let name, _) = outcome else {
                 Issue.record("expected completed with a validator, got \(outcome)")
                 return
             }
@@ -130,7 +130,7 @@ struct HTTPTransferEngineTests {
             try Data(repeating: 0xEE, count: 100_000).write(to: URL(fileURLWithPath: part))
             let (outcome, events) = await fixture.run(.download(url, to: part, resumeFrom: 100_000, validator: validator))
             #expect(outcome.bytesDone == Int64(Self.size))
-            guard case .completed(200, _, _, _, _) = outcome else {
+            guard case .completed(200, _, _, _, _, _) = outcome else {
                 Issue.record("expected completed with 200, got \(outcome)")
                 return
             }
@@ -159,7 +159,7 @@ struct HTTPTransferEngineTests {
             try new.write(to: URL(fileURLWithPath: path))
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(3600)], ofItemAtPath: path)
             let (outcome, events) = await fixture.run(.download(nginx.url("/file.bin"), to: part, resumeFrom: 1_000_000, validator: oldValidator))
-            guard case .completed(200, let bytes, let newValidator?, _, _) = outcome else {
+            guard case .completed(200, let bytes, let newValidator?, _, _, _) = outcome else {
                 Issue.record("expected completed with 200 and a validator, got \(outcome)")
                 return
             }
@@ -186,7 +186,7 @@ struct HTTPTransferEngineTests {
             // Longer than the file on the server, and no validator to send: the range cannot be served.
             try Data(repeating: 1, count: 20_000).write(to: URL(fileURLWithPath: part))
             let (outcome, events) = await fixture.run(.download(nginx.url("/small.bin"), to: part, resumeFrom: 20_000))
-            guard case .completed(200, 10_000, _, _, _) = outcome else {
+            guard case .completed(200, 10_000, _, _, _, _) = outcome else {
                 Issue.record("expected completed with 200 and 10,000 bytes, got \(outcome)")
                 return
             }
@@ -237,7 +237,7 @@ struct HTTPTransferEngineTests {
             try serve(data, as: "target.txt", in: nginx.root)
             let part = fixture.folder + "/t.part"
             let (outcome, _) = await fixture.run(.download(nginx.url("/moved/target.txt"), to: part))
-            guard case .completed(200, 5000, _, "text/plain", "target.txt") = outcome else {
+            guard case .completed(200, 5000, _, "text/plain", "target.txt", _) = outcome else {
                 Issue.record("expected completed as text/plain named target.txt, got \(outcome)")
                 return
             }
@@ -259,7 +259,7 @@ struct HTTPTransferEngineTests {
             #expect(TransferEngineFixture.contents(part).isEmpty)
             #expect(FileManager.default.createFile(atPath: nginx.flakyReadyFile, contents: Data()))
             let (second, _) = await fixture.run(.download(nginx.url("/flaky/file.bin"), to: part))
-            guard case .completed(200, let bytes, _, _, _) = second else {
+            guard case .completed(200, let bytes, _, _, _, _) = second else {
                 Issue.record("expected completed, got \(second)")
                 return
             }
@@ -363,7 +363,7 @@ struct HTTPTransferEngineTests {
                 return
             }
             let (second, _) = await fixture.run(.download(url, to: part, resumeFrom: bytesDone, validator: validator))
-            guard case .completed(206, _, validator, _, _) = second else {
+            guard case .completed(206, _, validator, _, _, _) = second else {
                 Issue.record("expected completed with 206 and the validator \(validator), got \(second)")
                 return
             }
@@ -437,7 +437,7 @@ struct HTTPTransferEngineTests {
             let file = fixture.folder + "/up.bin"
             try data.write(to: URL(fileURLWithPath: file))
             let (outcome, events) = await fixture.run(.upload(file, to: nginx.url("/upload/stored.bin"), headers: [("Content-Length", "1")]))
-            guard case .completed(201, let bytes, _, _, nil) = outcome else {
+            guard case .completed(201, let bytes, _, _, nil, nil) = outcome else {
                 Issue.record("expected completed with 201, got \(outcome)")
                 return
             }
@@ -462,7 +462,7 @@ struct HTTPTransferEngineTests {
                 outcome
                     == .completed(
                         status: 201, bytes: 700_000, validator: TransferValidator(etag: #""upload-700000""#, lastModified: nil), mimeType: "text/plain",
-                        suggestedFilename: nil))
+                        suggestedFilename: nil, responseBody: TransferResponseBody(Data("stored 700000 bytes\n".utf8))))
             #expect(TransferEngineFixture.contents(server.root + "/posted.bin") == data)
             #expect(server.requests().map(\.method) == ["POST"])
         }

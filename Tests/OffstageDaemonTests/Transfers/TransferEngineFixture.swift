@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import NIOPosix
+import NIOSSL
 @testable import OffstageDaemon
 import Synchronization
 
@@ -28,13 +29,18 @@ final class TransferEngineFixture: Sendable {
     /// Where the tests put their part files.
     let folder: String
 
-    init(now: (@Sendable () -> Date)? = nil) throws {
+    /// `trusting`: a PEM certificate the engine trusts (instead of the system's store), for TLS tests.
+    init(now: (@Sendable () -> Date)? = nil, trusting certificate: String? = nil) throws {
         var template = Array("/tmp/offstage-transfer-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw FixtureError("mkdtemp failed: errno \(errno)") }
         folder = String(cString: made)
         var logger = Logger(label: "offstage.transfers.test")
         logger.logLevel = .notice
-        if let now {
+        if let certificate {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
+            engine = HTTPTransferEngine(eventLoopGroup: group, maxConnections: 4, logger: logger, now: now ?? { Date() }, tls: tls)
+        } else if let now {
             engine = HTTPTransferEngine(eventLoopGroup: group, maxConnections: 4, logger: logger, now: now)
         } else {
             engine = HTTPTransferEngine(eventLoopGroup: group, maxConnections: 4, logger: logger)
@@ -56,8 +62,10 @@ final class TransferEngineFixture: Sendable {
     }
 
     /// Runs `body` with a fixture, and closes it whatever happens.
-    static func with(now: (@Sendable () -> Date)? = nil, _ body: (TransferEngineFixture) async throws -> Void) async throws {
-        let fixture = try TransferEngineFixture(now: now)
+    static func with(
+        now: (@Sendable () -> Date)? = nil, trusting certificate: String? = nil, _ body: (TransferEngineFixture) async throws -> Void
+    ) async throws {
+        let fixture = try TransferEngineFixture(now: now, trusting: certificate)
         do {
             try await body(fixture)
         } catch {

@@ -50,6 +50,35 @@ struct TransferJournalTests {
         }
     }
 
+    @Test("TR-6: a completed upload's response body (binary, and a cut one with its flag) comes back after the store is opened again, kept as bytes beside the task's JSON, and goes with the task")
+    func responseBodySurvivesReopen() throws {
+        var template = Array("/tmp/offstage-journal-XXXXXX".utf8CString)
+        let folder = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/offstage.sqlite"
+        var whole = Self.task(1, state: .completed, bytes: 700)
+        whole.request.kind = .upload
+        whole.responseBody = TransferResponseBody(Data([0, 1, 2, 0xff, 0x22, 0x5c] + Array("{\"id\": 7}\n".utf8)))
+        var cut = Self.task(2, state: .completed, bytes: 700)
+        cut.request.kind = .upload
+        cut.responseBody = TransferResponseBody(Data(repeating: 0x61, count: 65_536), truncated: true)
+        let none = Self.task(3, state: .completed, bytes: 10)
+        do {
+            let store = try OffstageStore(path: path)
+            try store.apply([.save(whole), .save(cut), .save(none)])
+            let json = try store.database.read { db in try String.fetchAll(db, sql: "SELECT task FROM transfer_task ORDER BY id") }
+            #expect(json.allSatisfy { !$0.contains("responseBody") }, "the bytes are not in the JSON")
+        }
+        let reopened = try OffstageStore(path: path)
+        let (journal, unreadable) = try reopened.loadTransfers()
+        #expect(unreadable.isEmpty)
+        #expect(journal.tasks == [whole, cut, none])
+        #expect(journal.tasks[1].responseBody?.truncated == true && journal.tasks[0].responseBody?.truncated == false)
+        #expect(journal.tasks[2].responseBody == nil)
+        try reopened.apply([.delete(whole)])
+        #expect(try reopened.loadTransfers().journal.tasks.map(\.id) == [2, 3])
+    }
+
     @Test("TR-6: a row that does not decode is named and skipped; the other tasks come back")
     func damagedRow() throws {
         try withStore { store in

@@ -44,7 +44,7 @@ struct TransfersInterfaceTests {
         let task = TransfersInterface.TaskMessage(
             id: 1, session: "com.example.s", kind: "download", url: "https://example.com/a", state: "completed",
             bytesDone: 10, bytesExpected: 10, file: "/data/Transfers/1-a", httpStatus: 200, failure: Self.failure,
-            waitingFor: "no network", createdAt: 1, finishedAt: 2)
+            waitingFor: "no network", createdAt: 1, finishedAt: 2, responseBody: "AAE=", responseBodyTruncated: false)
         #expect(try IDLFields.keys(of: task) == type("Task"))
         let header = TransfersInterface.HeaderMessage(name: "Authorization", value: "Bearer x")
         #expect(try IDLFields.keys(of: header) == type("Header"))

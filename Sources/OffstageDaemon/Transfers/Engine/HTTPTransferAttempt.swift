@@ -24,8 +24,10 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
     /// How the request ended; the engine finishes the job from it.
     enum End: Sendable {
         /// A download's body is all in the part file (not yet synced), which holds `bytes`; or the server accepted an
-        /// upload of `bytes`.
-        case finished(status: Int, bytes: Int64, validator: TransferValidator?, mimeType: String?, suggestedFilename: String?)
+        /// upload of `bytes`, answering `responseBody` (nil when its answer had none).
+        case finished(
+            status: Int, bytes: Int64, validator: TransferValidator?, mimeType: String?, suggestedFilename: String?,
+            responseBody: TransferResponseBody? = nil)
         /// The range asked for cannot be used: empty the part file and ask once more without Range.
         case restartWithoutRange(reason: String)
         /// The part file is already whole: ask once more for its last byte only.
@@ -38,12 +40,15 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
     enum Kind {
         /// A download into `partFile`, keeping its first `offset` bytes when the response allows (`offset` 0: none).
         case download(partFile: PartFile, offset: Int64)
-        /// An upload of `size` bytes.
-        case upload(size: Int64)
+        /// An upload of `size` bytes, keeping up to `responseBodyLimit` bytes of the body of the server's 2xx answer.
+        case upload(size: Int64, responseBodyLimit: Int)
     }
 
     /// Ends the request when nothing moved for ``HTTPTransferJob/idleTimeout``.
     struct IdleTimeout: Error {}
+
+    /// Ends the request when an upload's answer is longer than the part of it kept: the rest is not read.
+    struct ResponseBodyLimitReached: Error {}
 
     /// The loop everything runs on.
     let eventLoop: any EventLoop
@@ -83,6 +88,10 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
     private var cancelled = false
     private var writeFailure: PartFile.Failure?
     private var ended = false
+    /// An accepted upload's answer, as far as it is kept.
+    private var responseBody: [UInt8] = []
+    /// The answer was longer than the limit.
+    private var responseBodyCut = false
 
     /// An attempt on `eventLoop`; it does nothing until ``start(_:)``.
     init(
@@ -163,12 +172,18 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
 
     func didVisitURL(task: HTTPClient.Task<End>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
         finalURL = request.url.absoluteString
+        // A redirect: the next connection is to where it leads (a certificate refused there names that host).
+        if (300..<400).contains(head.status.code), let location = head.headers.first(name: "Location"),
+            let next = URL(string: location, relativeTo: request.url)
+        {
+            finalURL = next.absoluteString
+        }
         lastActivity = .now()
     }
 
     func didSendRequestPart(task: HTTPClient.Task<End>, _ part: IOData) {
         lastActivity = .now()
-        guard case .upload(let size) = kind else { return }
+        guard case .upload(let size, _) = kind else { return }
         done += Int64(part.readableBytes)
         reportCheckpoint(total: size)
     }
@@ -219,9 +234,31 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
 
     func didReceiveBodyPart(task: HTTPClient.Task<End>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         lastActivity = .now()
-        // Only a download's accepted body is the transfer's; an error page or an upload's answer is read and dropped.
+        // A download's accepted body is the transfer's, and an accepted upload's answer is kept for the app (up to
+        // its limit); an error page is read and dropped.
+        if case .upload(_, let limit) = kind, case .accepted = verdict, !ended {
+            keep(buffer, limit: limit, of: task)
+            return eventLoop.makeSucceededVoidFuture()
+        }
         guard case .download(let partFile, _) = kind, case .write = verdict, !ended else { return eventLoop.makeSucceededVoidFuture() }
         return write(buffer, to: partFile)
+    }
+
+    /// Keeps an upload's answer up to `limit` bytes; past it, marks it cut and ends the request (the rest is not read:
+    /// a server answering megabytes costs no more of the device's data).
+    private func keep(_ buffer: ByteBuffer, limit: Int, of task: HTTPClient.Task<End>) {
+        guard !responseBodyCut else { return }
+        let room = max(0, limit - responseBody.count)
+        responseBody.append(contentsOf: buffer.readableBytesView.prefix(room))
+        if buffer.readableBytes > room {
+            responseBodyCut = true
+            task.fail(reason: ResponseBodyLimitReached())
+        }
+    }
+
+    /// What the app is given of an accepted upload's answer: nil when it had no body.
+    private var keptResponseBody: TransferResponseBody? {
+        responseBody.isEmpty && !responseBodyCut ? nil : TransferResponseBody(Data(responseBody), truncated: responseBodyCut)
     }
 
     /// Writes `buffer` after the part file's valid bytes, never more than one checkpoint past what the journal vouches
@@ -299,7 +336,8 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
             }
             return .finished(status: status, bytes: bytesDone, validator: received, mimeType: mimeType, suggestedFilename: suggestedFilename)
         case .accepted:
-            return .finished(status: status, bytes: bytesDone, validator: received, mimeType: mimeType, suggestedFilename: nil)
+            return .finished(
+                status: status, bytes: bytesDone, validator: received, mimeType: mimeType, suggestedFilename: nil, responseBody: keptResponseBody)
         case .restartWithoutRange(let reason):
             return .restartWithoutRange(reason: reason)
         case .refetchLastByte(let reason):
@@ -336,9 +374,11 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
         case .refetchLastByte(let reason):
             return .refetchLastByte(reason: reason)
         case .accepted:
-            // The server took the whole file and said so; only its answer's body broke off.
-            if case .upload(let size) = kind, done == size {
-                return .finished(status: status, bytes: done, validator: received, mimeType: mimeType, suggestedFilename: nil)
+            // The server took the whole file and said so; only its answer's body broke off, or was longer than kept.
+            if case .upload(let size, _) = kind, done == size {
+                if !(error is ResponseBodyLimitReached) { responseBodyCut = true }
+                return .finished(
+                    status: status, bytes: done, validator: received, mimeType: mimeType, suggestedFilename: nil, responseBody: keptResponseBody)
             }
         case .write, nil:
             break
@@ -366,6 +406,9 @@ final class HTTPTransferAttempt: HTTPClientResponseDelegate, @unchecked Sendable
             default:
                 break
             }
+        }
+        if let reason = TransferTLSFailure.untrustedCertificate(error, host: URL(string: finalURL)?.host ?? finalURL) {
+            return .outcome(.permanent(status: nil, reason: reason, bytesDone: bytesDone))
         }
         let during = verdict == nil ? "before a response" : "after \(bytesDone) bytes"
         return .outcome(

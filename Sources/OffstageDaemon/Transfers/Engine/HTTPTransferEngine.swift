@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The part of background transfers that moves the bytes (SPEC TR-1, TR-4): runs one attempt of a download or an
 /// upload over HTTP or HTTPS and says how it ended. What runs and when, retries and their backoff, are decided
@@ -45,18 +46,24 @@ final class HTTPTransferEngine: Sendable {
         self.init(eventLoopGroup: eventLoopGroup, maxConnections: maxConnections, logger: logger, now: { Date() })
     }
 
-    /// An engine whose Retry-After dates are read against `now` (tests give a fixed instant).
-    init(eventLoopGroup: any EventLoopGroup, maxConnections: Int, logger: Logger, now: @escaping @Sendable () -> Date) {
+    /// An engine whose Retry-After dates are read against `now` (tests give a fixed instant). `tls` replaces the
+    /// client's TLS configuration (the system's trust store, full verification): only tests give one, to trust a
+    /// certificate they made; the daemon has no such setting.
+    init(
+        eventLoopGroup: any EventLoopGroup, maxConnections: Int, logger: Logger, now: @escaping @Sendable () -> Date,
+        tls: TLSConfiguration? = nil
+    ) {
         var pool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maxConnections))
         // A connection that cannot be made fails the attempt at once: retrying it is the scheduler's business.
         pool.retryConnectionEstablishment = false
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: Self.redirectLimit, allowCycles: false),
             timeout: .init(connect: Self.connectTimeout),
             connectionPool: pool,
             // The bytes as the server sends them, so that a range of them can be resumed.
             decompression: .disabled)
+        if let tls { configuration.tlsConfiguration = tls }
         self.client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration, backgroundActivityLogger: logger)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -176,7 +183,7 @@ final class HTTPTransferEngine: Sendable {
                 }
                 offset -= 1
                 askedAgain = true
-            case .finished(let status, let bytes, let validator, let mimeType, let suggestedFilename):
+            case .finished(let status, let bytes, let validator, let mimeType, let suggestedFilename, _):
                 // fsync can take seconds for a large file: on a thread of the pool, not on the loop nor the task's
                 // executor.
                 do {
@@ -215,7 +222,7 @@ final class HTTPTransferEngine: Sendable {
         // Closed on the loop that reads it, after the request ended.
         defer { eventLoop.execute { file.close() } }
         let attempt = HTTPTransferAttempt(
-            kind: .upload(size: file.size), url: url.absoluteString, sent: nil, mayRestart: false, carriedRestartReason: nil,
+            kind: .upload(size: file.size, responseBodyLimit: job.responseBodyLimit), url: url.absoluteString, sent: nil, mayRestart: false, carriedRestartReason: nil,
             checkpointBytes: job.checkpointBytes, idleTimeout: job.idleTimeout, eventLoop: eventLoop, now: now, events: events)
         let request: HTTPClient.Request
         do {
@@ -228,8 +235,9 @@ final class HTTPTransferEngine: Sendable {
         switch await execute(request, attempt) {
         case .outcome(let outcome):
             return outcome
-        case .finished(let status, let bytes, let validator, let mimeType, _):
-            return .completed(status: status, bytes: bytes, validator: validator, mimeType: mimeType, suggestedFilename: nil)
+        case .finished(let status, let bytes, let validator, let mimeType, _, let responseBody):
+            return .completed(
+                status: status, bytes: bytes, validator: validator, mimeType: mimeType, suggestedFilename: nil, responseBody: responseBody)
         case .restartWithoutRange(let reason), .refetchLastByte(let reason):
             // An upload asks for no range: neither can happen.
             return .permanent(status: nil, reason: reason, bytesDone: 0)

@@ -33,6 +33,9 @@ struct HTTPTransferJob: Sendable {
     /// Seconds without a byte received or sent (the connection being made included) after which the attempt ends as
     /// ``HTTPTransferOutcome/transient(reason:retryAfter:bytesDone:validator:)``.
     var idleTimeout: Double = 60
+    /// The most of an upload's 2xx response body kept (``HTTPTransferOutcome/completed(status:bytes:validator:mimeType:suggestedFilename:responseBody:)``);
+    /// a longer body is cut here, marked truncated, and not read further (the connection is closed).
+    var responseBodyLimit: Int = TransferLimits().maximumResponseBodyBytes
 
     /// A job with the default checkpoint size and idle timeout.
     init(url: String, method: String, headers: [(name: String, value: String)] = [], body: Body) {
