@@ -1,6 +1,8 @@
-/// Inputs about the device's power and network (SPEC SET-1): readings from the machine, and overrides by hand.
+/// Inputs about the device's power, network, memory pressure and temperature (SPEC SET-1, MEM-1, SCH-11): readings
+/// from the machine, and overrides by hand.
 extension OffstageCore {
-    /// The machine's power or network changed (the shell reads them; the core only records and reacts).
+    /// The machine's power, network, memory pressure or temperature changed (the shell reads them; the core only
+    /// records and reacts).
     public mutating func machineReadingChanged(_ reading: MachineReading, at now: Instant) -> [CoreAction] {
         guard reading != device.machine else { return finish(now) }
         let before = conditions(at: now)
@@ -36,6 +38,8 @@ extension OffstageCore {
         if before.charging != after.charging { changes.append(after.charging ? "charging" : "on battery") }
         if before.network != after.network { changes.append("network \(after.network.rawValue)") }
         if before.idle != after.idle { changes.append(after.idle ? "idle" : "not idle") }
+        if before.memoryPressure != after.memoryPressure { changes.append("memory pressure \(after.memoryPressure.rawValue)") }
+        if before.thermalState != after.thermalState { changes.append("thermal state \(after.thermalState.rawValue)") }
         if !changes.isEmpty { log(now, nil, .device, "\(changes.joined(separator: ", ")) (\(source))") }
     }
 }

@@ -11,7 +11,9 @@ extension OffstageCore {
             charging: overrides.charging ?? machine.charging ?? (machine.batteryLevel == nil),
             network: overrides.network ?? machine.network ?? .unmetered,
             idle: overrides.idle ?? idleByLock,
-            lowPowerMode: device.settings.lowPowerMode)
+            lowPowerMode: device.settings.lowPowerMode,
+            memoryPressure: overrides.memoryPressure ?? machine.memoryPressure ?? .normal,
+            thermalState: overrides.thermalState ?? machine.thermalState ?? .nominal)
     }
 
     /// Whether the device is awake anyway: the screen is on, or scheduled work is already running.

@@ -15,7 +15,7 @@ public struct DeviceState: Hashable, Sendable, Codable {
     public var settings: DeviceSettings = .init()
     /// Since when the screen is locked (device idle is derived from it).
     public var lockedSince: Instant?
-    /// Power and network as the machine reports them.
+    /// Power, network, memory pressure and temperature as the machine reports them.
     public var machine: MachineReading = .init()
     /// Conditions set by hand (`offstage device`), which win over the machine's readings.
     public var overrides: ConditionOverrides = .init()
@@ -54,12 +54,21 @@ public struct ConditionOverrides: Hashable, Sendable, Codable {
     public var network: NetworkKind?
     /// The device is idle (not in use); by default it is idle once locked for the configured idle delay.
     public var idle: Bool?
+    /// Memory pressure (overrides stored by an older version have none: the machine's reading is in charge).
+    public var memoryPressure: MemoryPressure?
+    /// The thermal state (likewise).
+    public var thermalState: ThermalState?
 
     /// No overrides.
-    public init(batteryLevel: Int? = nil, charging: Bool? = nil, network: NetworkKind? = nil, idle: Bool? = nil) {
+    public init(
+        batteryLevel: Int? = nil, charging: Bool? = nil, network: NetworkKind? = nil, idle: Bool? = nil,
+        memoryPressure: MemoryPressure? = nil, thermalState: ThermalState? = nil
+    ) {
         self.batteryLevel = batteryLevel
         self.charging = charging
         self.network = network
         self.idle = idle
+        self.memoryPressure = memoryPressure
+        self.thermalState = thermalState
     }
 }

@@ -70,11 +70,17 @@ public struct ContinuedProgress: Hashable, Sendable, Codable {
 public struct ContinuedProcessingLimits: Hashable, Sendable, Codable {
     /// Continued-processing tasks running at once on the device. Default 2.
     public var slots: Int = 2
-    /// Tasks left running under pressure (low power mode, a low battery not charging); those above are ended, the
-    /// one reporting the least progress first. Default 1.
+    /// Tasks left running under pressure (low power mode, a low battery not charging, memory pressure, a hot
+    /// device); those above are ended, the one reporting the least progress first. Default 1.
     public var slotsUnderPressure: Int = 1
     /// At or below this battery level, not charging, the device is under pressure. Default 10 %.
     public var pressureBatteryLevel: Int = 10
+    /// At or above this memory pressure the device is under pressure: `warning` or `critical`. Default critical
+    /// (a warning is the apps' to answer by freeing memory; critical means work stalls for memory).
+    public var pressureMemory: MemoryPressure = .critical
+    /// At or above this thermal state the device is under pressure: `fair`, `serious` or `critical`. Default serious
+    /// (the kernel throttles; the platform ends continued-processing work there too).
+    public var pressureThermal: ThermalState = .serious
     /// A task that reports no progress for this long is expired. Default 60 s.
     public var progressTimeout: Double = 60
     /// Requests one app may have queued. Default 8.
@@ -93,11 +99,24 @@ public struct ContinuedProcessingLimits: Hashable, Sendable, Codable {
             }
             return value
         }
+        func level<Level: RawRepresentable & CaseIterable & Comparable>(
+            _ key: CodingKeys, _ fallback: Level, above lowest: Level
+        ) throws -> Level where Level.RawValue == String {
+            guard let name = try container.decodeIfPresent(String.self, forKey: key) else { return fallback }
+            guard let value = Level(rawValue: name), value > lowest else {
+                let accepted = Level.allCases.filter { $0 > lowest }.map(\.rawValue).joined(separator: ", ")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be one of \(accepted); got \(QuotedText.quote(name))")
+            }
+            return value
+        }
         let defaults = ContinuedProcessingLimits()
         slots = try count(.slots, defaults.slots, in: 1...1_000)
         slotsUnderPressure = try count(.slotsUnderPressure, defaults.slotsUnderPressure, in: 0...1_000)
         pressureBatteryLevel = try count(.pressureBatteryLevel, defaults.pressureBatteryLevel, in: 0...100)
         maximumQueuedPerApp = try count(.maximumQueuedPerApp, defaults.maximumQueuedPerApp, in: 1...1_000)
+        pressureMemory = try level(.pressureMemory, defaults.pressureMemory, above: .normal)
+        pressureThermal = try level(.pressureThermal, defaults.pressureThermal, above: .nominal)
         if let value = try container.decodeIfPresent(Double.self, forKey: .progressTimeout) {
             guard value.isFinite, value > 0 else {
                 throw DecodingError.dataCorruptedError(
@@ -136,11 +155,19 @@ public struct ContinuedProcessingPolicy: Hashable, Sendable {
 
     public init(limits: ContinuedProcessingLimits) { self.limits = limits }
 
-    /// Why the device is under pressure, or nil when it is not.
+    /// Why the device is under pressure, or nil when it is not: low power mode, a low battery not charging, memory
+    /// pressure at or above ``ContinuedProcessingLimits/pressureMemory``, a thermal state at or above
+    /// ``ContinuedProcessingLimits/pressureThermal``; the first that holds is named.
     public func pressure(_ conditions: DeviceConditions) -> String? {
         if conditions.lowPowerMode { return "low power mode is on" }
         if !conditions.charging && conditions.batteryLevel <= limits.pressureBatteryLevel {
             return "the battery is at \(conditions.batteryLevel) %, not charging"
+        }
+        if conditions.memoryPressure >= limits.pressureMemory {
+            return "memory pressure is \(conditions.memoryPressure.rawValue)"
+        }
+        if conditions.thermalState >= limits.pressureThermal {
+            return "the device is hot (thermal state \(conditions.thermalState.rawValue))"
         }
         return nil
     }
