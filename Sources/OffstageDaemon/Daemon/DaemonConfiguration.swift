@@ -102,6 +102,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// A background transfer's progress is journaled after each this many bytes (SPEC TR-6: after a crash at most
     /// this much is fetched again). Default 1 MiB.
     public var transferCheckpointBytes: Int64 = 1 << 20
+    /// How memory pressure and the thermal state are read and graded (SPEC MEM-1, SCH-11), as an object under
+    /// `machinePressure`: `{"machinePressure": {"pollInterval": 5, "psiFullCritical": 10}}`. Defaults: those of
+    /// ``MachinePressureSettings``.
+    public var machinePressure = MachinePressureSettings()
 
     /// The defaults.
     public init() {}
@@ -110,6 +114,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
+        case machinePressure
     }
 
     /// ``desktopNotificationTimeout`` as the desktop takes it: milliseconds, -1 for the desktop's choice.
@@ -137,6 +142,8 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
             try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
         location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
         push = try container.decodeIfPresent(PushGatewaySettings.self, forKey: .push) ?? defaults.push
+        machinePressure =
+            try container.decodeIfPresent(MachinePressureSettings.self, forKey: .machinePressure) ?? defaults.machinePressure
         transferCheckpointBytes =
             try container.decodeIfPresent(Int64.self, forKey: .transferCheckpointBytes) ?? defaults.transferCheckpointBytes
         guard (4_096...(1 << 30)).contains(transferCheckpointBytes) else {

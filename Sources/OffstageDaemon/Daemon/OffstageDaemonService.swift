@@ -172,7 +172,8 @@ public struct OffstageDaemonService: Service {
             }
         }
         location.startDefault()
-        let conditions = Self.watchMachine(engine: engine, loop: loop, logger: logger)
+        let conditions = Self.watchMachine(
+            engine: engine, loop: loop, pressure: configuration.daemon.machinePressure, logger: logger)
         let clock = Self.watchClock(engine: engine, loop: loop, logger: logger)
         try await server.start()
         logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
@@ -208,19 +209,25 @@ public struct OffstageDaemonService: Service {
         logger.notice("stopped")
     }
 
-    /// Feeds the machine's power and network to the core now and whenever the kernel reports a change (SPEC SET-1).
-    /// Where the kernel's event sockets cannot be opened, the reading is taken once and a warning logged.
-    static func watchMachine(engine: DaemonEngine, loop: any EventLoop, logger: Logger) -> MachineConditionsWatcher? {
+    /// Feeds the machine's power and network to the core now and whenever the kernel reports a change (SPEC SET-1),
+    /// and its memory pressure and thermal state at the configured interval (SPEC MEM-1, SCH-11). Where the kernel's
+    /// event sockets cannot be opened, the reading is taken once and a warning logged.
+    static func watchMachine(
+        engine: DaemonEngine, loop: any EventLoop, pressure: MachinePressureSettings, logger: Logger
+    ) -> MachineConditionsWatcher? {
         let apply: @Sendable (MachineReading) -> Void = { reading in
             loop.execute { engine.apply(engine.core.machineReadingChanged(reading, at: engine.now)) }
         }
+        let reader = MachineConditionsReader(pressure: pressure)
+        logPressureSources(reader, pressure, logger: logger)
         do {
-            let watcher = try MachineConditionsWatcher(onChange: apply)
+            let watcher = try MachineConditionsWatcher(
+                reader: reader, pressurePollInterval: pressure.pollInterval, onChange: apply)
             apply(watcher.current)
             return watcher
         } catch {
             logger.warning("not watching power and network: \(error); read once at start")
-            apply(MachineConditionsReader().read())
+            apply(reader.read())
             return nil
         }
     }

@@ -1,23 +1,48 @@
 import OffstageCore
 
-/// Reads power and network together into the core's `MachineReading` (SPEC SET-1: device conditions read from
-/// the machine where it can).
+/// Reads power, network, memory pressure and temperature together into the core's `MachineReading` (SPEC SET-1:
+/// device conditions read from the machine where it can; MEM-1, SCH-11).
 public struct MachineConditionsReader: Sendable {
     /// Reads the power supplies.
     public let power: PowerSupplyReader
     /// Reads the network interfaces.
     public let network: NetworkReader
+    /// Reads memory pressure; nil reads none (the reading says it cannot tell).
+    public let memory: MemoryPressureReader?
+    /// Reads the thermal zones; nil reads none.
+    public let thermal: ThermalReader?
 
-    /// A reader of the given sources; the defaults read the real sysfs.
-    public init(power: PowerSupplyReader = PowerSupplyReader(), network: NetworkReader = NetworkReader()) {
+    /// A reader of the given sources; the defaults read the real sysfs for power and network, and neither memory
+    /// pressure nor the thermal state (``init(pressure:)`` reads all four from the machine).
+    public init(
+        power: PowerSupplyReader = PowerSupplyReader(), network: NetworkReader = NetworkReader(),
+        memory: MemoryPressureReader? = nil, thermal: ThermalReader? = nil
+    ) {
         self.power = power
         self.network = network
+        self.memory = memory
+        self.thermal = thermal
+    }
+
+    /// The real machine's sources, with the configured thresholds.
+    public init(pressure settings: MachinePressureSettings) {
+        self.init(memory: MemoryPressureReader(settings: settings), thermal: ThermalReader(settings: settings))
     }
 
     /// What the machine says now. The network is always known (an interface list can always be read: no
-    /// interface means none); battery level and charging are nil when the machine has no supply telling them.
+    /// interface means none); battery level and charging are nil when the machine has no supply telling them;
+    /// memory pressure and the thermal state are nil when their sources cannot be read.
     public func read() -> MachineReading {
         let power = power.read()
-        return MachineReading(batteryLevel: power.batteryLevel, charging: power.charging, network: network.read())
+        var reading = MachineReading(batteryLevel: power.batteryLevel, charging: power.charging, network: network.read())
+        readPressure(into: &reading)
+        return reading
+    }
+
+    /// Replaces the memory pressure and thermal state of `reading` with what the machine says now (they have no
+    /// kernel event to wait for: the watcher polls them).
+    public func readPressure(into reading: inout MachineReading) {
+        reading.memoryPressure = memory?.read()
+        reading.thermalState = thermal?.read()
     }
 }

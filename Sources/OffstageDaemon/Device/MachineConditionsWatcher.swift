@@ -4,7 +4,10 @@ import OffstageCore
 import Synchronization
 
 /// Keeps the machine's power and network reading current without polling: reads both at start, then re-reads
-/// only when the kernel announces a change, and hands each changed reading to a handler.
+/// only when the kernel announces a change, and hands each changed reading to a handler. Memory pressure and the
+/// thermal state have no such announcement (PSI triggers need a file per threshold and say nothing of relief;
+/// thermal events need generic netlink and a configured governor): with a `pressurePollInterval` they are read
+/// again at that interval (and with every re-read); without one, only with power and network.
 ///
 /// The kernel speaks through two netlink sockets, both opened before the first reading so no change between the
 /// two can be missed:
@@ -15,8 +18,9 @@ import Synchronization
 /// - NETLINK_ROUTE subscribed to RTMGRP_LINK, RTMGRP_IPV4_IFADDR and RTMGRP_IPV6_IFADDR: any link appearing,
 ///   going up or down, or any address added or removed triggers a re-read.
 ///
-/// One thread blocks in poll(2) on both sockets and an eventfd that only `shutdown()` writes. There is no timer
-/// and no timeout: while nothing changes the thread does not run at all. All messages already queued are read
+/// One thread blocks in poll(2) on both sockets and an eventfd that only `shutdown()` writes. Without a pressure
+/// poll interval there is no timer and no timeout: while nothing changes the thread does not run at all; with one,
+/// it wakes at that interval only to read two small files. All messages already queued are read
 /// before one re-read, so a burst (a link coming up brings a link message and several address messages) costs one
 /// reading. A socket overflow (ENOBUFS: messages were lost) also triggers a re-read, since the files are the
 /// truth and messages only say when to look.
@@ -51,6 +55,8 @@ public final class MachineConditionsWatcher: Sendable {
 
     /// Where readings come from.
     public let reader: MachineConditionsReader
+    /// Seconds between readings of memory pressure and the thermal state; nil reads them only with power and network.
+    public let pressurePollInterval: Double?
 
     /// Receives changed readings.
     private let handler: Handler
@@ -69,10 +75,12 @@ public final class MachineConditionsWatcher: Sendable {
 
     /// Opens the kernel sockets, takes the first reading (see `current`) and starts the watcher's thread. The
     /// handler is not called for the first reading, only for later changes.
-    public init(reader: MachineConditionsReader = MachineConditionsReader(), onChange handler: @escaping Handler)
-        throws
-    {
+    public init(
+        reader: MachineConditionsReader = MachineConditionsReader(), pressurePollInterval: Double? = nil,
+        onChange handler: @escaping Handler
+    ) throws {
         self.reader = reader
+        self.pressurePollInterval = pressurePollInterval.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
         self.handler = handler
         var opened: [Int32] = []
         func open(_ make: () -> Int32, failure: (Int32) -> MachineConditionsWatcherError) throws -> Int32 {
@@ -151,14 +159,30 @@ public final class MachineConditionsWatcher: Sendable {
             pollfd(fd: routeSocket, events: Int16(POLLIN), revents: 0),
         ]
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let clock = ContinuousClock()
+        let interval = pressurePollInterval.map { Duration.seconds($0) }
+        var nextPressureRead = interval.map { clock.now + $0 }
         while true {
-            // No timeout: only the kernel or shutdown() ends the wait.
-            let ready = watched.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), -1) }
+            // Without a pressure poll interval, no timeout: only the kernel or shutdown() ends the wait. With one,
+            // the wait ends at the next pressure reading however many kernel messages came in between.
+            let timeout = nextPressureRead.map { next -> Int32 in
+                let left = clock.now.duration(to: next)
+                guard left > .zero else { return 0 }
+                let (seconds, attoseconds) = left.components
+                return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            } ?? -1
+            let ready = watched.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
             if ready < 0 {
                 if Glibc.errno == EINTR { continue }
                 // EFAULT, EINVAL or ENOMEM: not expected with three valid entries; stop rather than spin.
                 return
             }
+            if let next = nextPressureRead, let interval, clock.now >= next {
+                if watched[0].revents != 0 { return }
+                nextPressureRead = clock.now + interval
+                rereadPressure()
+            }
+            if ready == 0 { continue }
             if watched[0].revents != 0 { return }
             var changed = false
             if watched[1].revents != 0 {
@@ -207,6 +231,22 @@ public final class MachineConditionsWatcher: Sendable {
     /// Whether a device-event message is about a power supply.
     private static func isPowerSupplyMessage(_ message: UnsafeRawBufferPointer) -> Bool {
         KernelUevent(message)?.isPowerSupplyEvent ?? false
+    }
+
+    /// Reads memory pressure and the thermal state again and hands the reading on if they changed.
+    private func rereadPressure() {
+        var reading = current
+        reader.readPressure(into: &reading)
+        let changed = state.withLock { state in
+            // Only the pressure fields: power and network stay as the kernel's last announcement left them.
+            var merged = state.current
+            merged.memoryPressure = reading.memoryPressure
+            merged.thermalState = reading.thermalState
+            guard merged != state.current else { return nil as MachineReading? }
+            state.current = merged
+            return merged
+        }
+        if let changed { handler(changed) }
     }
 
     /// Reads the machine again and hands the reading on if it changed.
