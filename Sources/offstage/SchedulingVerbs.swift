@@ -13,14 +13,26 @@ enum NetworkChoice: String, ExpressibleByArgument, CaseIterable {
     case none, unmetered, metered, auto
 }
 
+/// A memory pressure level, or `auto`.
+enum MemoryPressureChoice: String, ExpressibleByArgument, CaseIterable {
+    case normal, warning, critical, auto
+}
+
+/// A thermal state, or `auto`.
+enum ThermalChoice: String, ExpressibleByArgument, CaseIterable {
+    case nominal, fair, serious, critical, auto
+}
+
 struct Device: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show or set the device's power, network and idle state, as the scheduler sees them.",
+        abstract: "Show or set the device's power, network, idle state, memory pressure and temperature.",
         discussion: """
             Without options, prints the conditions, what the machine reports, and what was set by hand. Each option \
             sets a condition by hand, overriding the machine, until set to auto again. For example: \
-            `offstage device --charging off --network metered`. The time zone follows the machine's until set by \
-            hand, and again once the machine's changes: `offstage device --time-zone Europe/Berlin`.
+            `offstage device --charging off --network metered`. Memory pressure and the thermal state end \
+            continued-processing work when they reach the configured levels (critical, serious): \
+            `offstage device --memory-pressure critical`, then `--memory-pressure auto`. The time zone follows the \
+            machine's until set by hand, and again once the machine's changes: `offstage device --time-zone Europe/Berlin`.
             """)
     @OptionGroup var globals: GlobalOptions
     // Unconditional: `--battery -5` is a wrong value to report as such, not a missing one.
@@ -30,6 +42,17 @@ struct Device: DaemonCommand {
     @Option(help: "Network kind: none, unmetered, metered or auto.") var network: NetworkChoice?
     @Option(name: .customLong("low-power"), help: "Low power mode: on or off.") var lowPower: Switch?
     @Option(help: "Device idle (not in use): on, off or auto (idle once locked long enough).") var idle: Switch?
+    @Option(
+        name: .customLong("memory-pressure"),
+        help: ArgumentHelp(
+            "Memory pressure set by hand, or auto to read it from the machine (PSI, else /proc/meminfo).",
+            valueName: "normal|warning|critical|auto"))
+    var memoryPressure: MemoryPressureChoice?
+    @Option(
+        help: ArgumentHelp(
+            "Thermal state set by hand, or auto to read it from the machine (thermal zones against their trip points).",
+            valueName: "nominal|fair|serious|critical|auto"))
+    var thermal: ThermalChoice?
     @Option(
         name: .customLong("time-zone"),
         help: ArgumentHelp(
@@ -49,8 +72,10 @@ struct Device: DaemonCommand {
     }
 
     func run(with client: ControlClient) throws {
-        let changes = [battery != nil, charging != nil, network != nil, lowPower != nil, idle != nil, timeZone != nil]
-            .contains(true)
+        let changes = [
+            battery != nil, charging != nil, network != nil, lowPower != nil, idle != nil, timeZone != nil,
+            memoryPressure != nil, thermal != nil,
+        ].contains(true)
         let reply: ControlInterface.DeviceReply
         if changes {
             var clear: [String] = []
@@ -69,6 +94,16 @@ struct Device: DaemonCommand {
             switch idle {
             case .auto: clear.append("idle")
             case .on, .off: parameters.idle = idle == .on
+            case nil: break
+            }
+            switch memoryPressure {
+            case .auto: clear.append("memoryPressure")
+            case .some(let level): parameters.memoryPressure = level.rawValue
+            case nil: break
+            }
+            switch thermal {
+            case .auto: clear.append("thermalState")
+            case .some(let state): parameters.thermalState = state.rawValue
             case nil: break
             }
             if let lowPower { parameters.lowPowerMode = lowPower == .on }

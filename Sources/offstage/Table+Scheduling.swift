@@ -15,6 +15,8 @@ extension Table {
             ["charging", conditions.charging ? "on" : "off", source(overrides.charging != nil, machine.charging.map { $0 ? "on" : "off" })],
             ["network", conditions.network, source(overrides.network != nil, machine.network)],
             ["idle", conditions.idle ? "on" : "off", overrides.idle != nil ? "set by hand" : "idle once locked long enough"],
+            ["memory-pressure", conditions.memoryPressure, source(overrides.memoryPressure != nil, machine.memoryPressure)],
+            ["thermal", conditions.thermalState, source(overrides.thermalState != nil, machine.thermalState)],
             ["low-power", conditions.lowPowerMode ? "on" : "off", "setting"],
             ["time-zone", reply.timeZone, "the machine's, or set by hand"],
         ])
@@ -60,7 +62,9 @@ extension Table {
         let c = reply.conditions
         lines.append(
             "device: battery \(c.batteryLevel) %, \(c.charging ? "charging" : "on battery"), network \(c.network), "
-                + "\(c.idle ? "idle" : "in use")\(c.lowPowerMode ? ", low power mode" : "")")
+                + "\(c.idle ? "idle" : "in use")\(c.lowPowerMode ? ", low power mode" : "")"
+                + (c.memoryPressure != "normal" ? ", memory pressure \(c.memoryPressure)" : "")
+                + (c.thermalState != "nominal" ? ", thermal state \(c.thermalState)" : ""))
         return lines.joined(separator: "\n")
     }
 

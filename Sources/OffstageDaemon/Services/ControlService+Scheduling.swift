@@ -117,9 +117,11 @@ extension DaemonEngine {
             case "charging": overrides.charging = nil
             case "network": overrides.network = nil
             case "idle": overrides.idle = nil
+            case "memoryPressure": overrides.memoryPressure = nil
+            case "thermalState": overrides.thermalState = nil
             default:
                 let valid = ControlInterface.SetDeviceParameters.clearable.joined(separator: ", ")
-                throw VarlinkError.invalidParameter("clear", description: "'\(QuotedText.quote(name)) is not one of \(valid)")
+                throw VarlinkError.invalidParameter("clear", description: "\(QuotedText.quote(name)) is not one of \(valid)")
             }
         }
         if let level = parameters.batteryLevel { overrides.batteryLevel = level }
@@ -131,6 +133,20 @@ extension DaemonEngine {
             overrides.network = kind
         }
         if let idle = parameters.idle { overrides.idle = idle }
+        if let name = parameters.memoryPressure {
+            guard let level = MemoryPressure(rawValue: name) else {
+                throw VarlinkError.invalidParameter(
+                    "memoryPressure", description: "must be \(MemoryPressure.names); got \(QuotedText.quote(name))")
+            }
+            overrides.memoryPressure = level
+        }
+        if let name = parameters.thermalState {
+            guard let state = ThermalState(rawValue: name) else {
+                throw VarlinkError.invalidParameter(
+                    "thermalState", description: "must be \(ThermalState.names); got \(QuotedText.quote(name))")
+            }
+            overrides.thermalState = state
+        }
         try control { () throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
         var settings = core.device.settings
         if let lowPower = parameters.lowPowerMode { settings.lowPowerMode = lowPower }

@@ -10,6 +10,10 @@ extension ControlInterface {
         public var network: String
         public var idle: Bool
         public var lowPowerMode: Bool
+        /// normal, warning or critical.
+        public var memoryPressure: String
+        /// nominal, fair, serious or critical.
+        public var thermalState: String
 
         public init(_ conditions: DeviceConditions) {
             batteryLevel = conditions.batteryLevel
@@ -17,6 +21,20 @@ extension ControlInterface {
             network = conditions.network.rawValue
             idle = conditions.idle
             lowPowerMode = conditions.lowPowerMode
+            memoryPressure = conditions.memoryPressure.rawValue
+            thermalState = conditions.thermalState.rawValue
+        }
+
+        // A daemon from before memory pressure and the thermal state sends neither: they were normal and nominal.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            batteryLevel = try container.decode(Int.self, forKey: .batteryLevel)
+            charging = try container.decode(Bool.self, forKey: .charging)
+            network = try container.decode(String.self, forKey: .network)
+            idle = try container.decode(Bool.self, forKey: .idle)
+            lowPowerMode = try container.decode(Bool.self, forKey: .lowPowerMode)
+            memoryPressure = try container.decodeIfPresent(String.self, forKey: .memoryPressure) ?? MemoryPressure.normal.rawValue
+            thermalState = try container.decodeIfPresent(String.self, forKey: .thermalState) ?? ThermalState.nominal.rawValue
         }
     }
 
@@ -25,11 +43,15 @@ extension ControlInterface {
         public var batteryLevel: Int?
         public var charging: Bool?
         public var network: String?
+        public var memoryPressure: String?
+        public var thermalState: String?
 
         public init(_ reading: MachineReading) {
             batteryLevel = reading.batteryLevel
             charging = reading.charging
             network = reading.network?.rawValue
+            memoryPressure = reading.memoryPressure?.rawValue
+            thermalState = reading.thermalState?.rawValue
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -37,6 +59,8 @@ extension ControlInterface {
             try container.encode(batteryLevel, forKey: .batteryLevel)
             try container.encode(charging, forKey: .charging)
             try container.encode(network, forKey: .network)
+            try container.encode(memoryPressure, forKey: .memoryPressure)
+            try container.encode(thermalState, forKey: .thermalState)
         }
     }
 
@@ -46,12 +70,16 @@ extension ControlInterface {
         public var charging: Bool?
         public var network: String?
         public var idle: Bool?
+        public var memoryPressure: String?
+        public var thermalState: String?
 
         public init(_ overrides: ConditionOverrides) {
             batteryLevel = overrides.batteryLevel
             charging = overrides.charging
             network = overrides.network?.rawValue
             idle = overrides.idle
+            memoryPressure = overrides.memoryPressure?.rawValue
+            thermalState = overrides.thermalState?.rawValue
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -60,6 +88,8 @@ extension ControlInterface {
             try container.encode(charging, forKey: .charging)
             try container.encode(network, forKey: .network)
             try container.encode(idle, forKey: .idle)
+            try container.encode(memoryPressure, forKey: .memoryPressure)
+            try container.encode(thermalState, forKey: .thermalState)
         }
     }
 
@@ -98,10 +128,15 @@ extension ControlInterface {
         public var clear: [String]?
         /// The device's time zone, an IANA name.
         public var timeZone: String?
+        /// Memory pressure set by hand: normal, warning or critical.
+        public var memoryPressure: String?
+        /// The thermal state set by hand: nominal, fair, serious or critical.
+        public var thermalState: String?
 
         public init(
             batteryLevel: Int? = nil, charging: Bool? = nil, network: String? = nil, idle: Bool? = nil,
-            lowPowerMode: Bool? = nil, clear: [String]? = nil, timeZone: String? = nil
+            lowPowerMode: Bool? = nil, clear: [String]? = nil, timeZone: String? = nil, memoryPressure: String? = nil,
+            thermalState: String? = nil
         ) {
             self.batteryLevel = batteryLevel
             self.charging = charging
@@ -110,10 +145,12 @@ extension ControlInterface {
             self.lowPowerMode = lowPowerMode
             self.clear = clear
             self.timeZone = timeZone
+            self.memoryPressure = memoryPressure
+            self.thermalState = thermalState
         }
 
         /// The names `clear` accepts.
-        public static let clearable = ["batteryLevel", "charging", "network", "idle"]
+        public static let clearable = ["batteryLevel", "charging", "network", "idle", "memoryPressure", "thermalState"]
     }
 
     /// A hold on the wire.

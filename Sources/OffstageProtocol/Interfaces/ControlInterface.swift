@@ -122,21 +122,27 @@ public enum ControlInterface {
         # What the daemon counts (wake-ups, freezes, callbacks, calls, store writes), in the Prometheus text format.
         method Metrics() -> (text: string)
 
-        # Power and network as the scheduler sees them.
+        # Power, network, memory pressure and temperature as the scheduler sees them.
         type Conditions (
           batteryLevel: int,
           charging: bool,
           # none, unmetered or metered
           network: string,
           idle: bool,
-          lowPowerMode: bool
+          lowPowerMode: bool,
+          # normal, warning or critical
+          memoryPressure: string,
+          # nominal, fair, serious or critical
+          thermalState: string
         )
 
-        # Power and network as the machine reports them; null where it cannot tell.
+        # Power, network, memory pressure and temperature as the machine reports them; null where it cannot tell.
         type MachineReading (
           batteryLevel: ?int,
           charging: ?bool,
-          network: ?string
+          network: ?string,
+          memoryPressure: ?string,
+          thermalState: ?string
         )
 
         # Conditions set by hand; null leaves the machine's reading in charge.
@@ -144,7 +150,9 @@ public enum ControlInterface {
           batteryLevel: ?int,
           charging: ?bool,
           network: ?string,
-          idle: ?bool
+          idle: ?bool,
+          memoryPressure: ?string,
+          thermalState: ?string
         )
 
         # A condition that holds a request back, named after the controller that checks it.
@@ -187,11 +195,12 @@ public enum ControlInterface {
         method GetDevice() -> (conditions: Conditions, machine: MachineReading, overrides: Overrides, timeZone: string)
 
         # Sets conditions by hand (fields given), returns the names in `clear` to the machine's reading
-        # (batteryLevel, charging, network, idle), turns low power mode on or off, and sets the device's time zone
-        # (an IANA name such as Europe/Berlin; it follows the machine's again when that changes). All or nothing.
+        # (batteryLevel, charging, network, idle, memoryPressure, thermalState), turns low power mode on or off, and
+        # sets the device's time zone (an IANA name such as Europe/Berlin; it follows the machine's again when that
+        # changes). All or nothing.
         method SetDevice(
           batteryLevel: ?int, charging: ?bool, network: ?string, idle: ?bool, lowPowerMode: ?bool, clear: ?[]string,
-          timeZone: ?string
+          timeZone: ?string, memoryPressure: ?string, thermalState: ?string
         ) -> (conditions: Conditions, machine: MachineReading, overrides: Overrides, timeZone: string)
 
         # Pending and running requests of one app, or of every app.

@@ -226,7 +226,7 @@ struct NotificationsInterfaceTests {
         let text = ControlInterface.definition
         let parameters = ControlInterface.SetDeviceParameters(
             batteryLevel: 50, charging: true, network: "metered", idle: false, lowPowerMode: true, clear: ["idle"],
-            timeZone: "Europe/Berlin")
+            timeZone: "Europe/Berlin", memoryPressure: "critical", thermalState: "serious")
         let set = try #require(IDLFields.method("SetDevice", in: text))
         #expect(try IDLFields.keys(of: parameters) == Set(set.input.keys))
         #expect(set.input["timeZone"] == true && set.output["timeZone"] == false)
