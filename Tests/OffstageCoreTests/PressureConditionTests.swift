@@ -72,6 +72,21 @@ struct PressureConditionTests {
         #expect(sim.logLines(of: sync, .taskDone).isEmpty)
     }
 
+    @Test("SCH-11, §11 idle: the core depends on memory pressure and the thermal state only while continued-processing work is queued or running — the daemon reads them only then")
+    func dependsOnPressureOnlyWithContinuedWork() throws {
+        var sim = Simulation(configuration: configuration())
+        install(&sim, exporter)
+        try sim.openAndSettle(exporter)
+        #expect(!sim.core.dependsOnDevicePressure, "nothing continued: nothing to read the machine for")
+        sim.submitContinued(exporter, "com.example.export.1", title: "Exporting")
+        sim.run(for: .milliseconds(100))
+        #expect(sim.core.dependsOnDevicePressure)
+        _ = try sim.cancelContinued(exporter, "com.example.export.1")
+        sim.run(for: .seconds(1))
+        #expect(sim.continuedTasks(of: exporter).isEmpty)
+        #expect(!sim.core.dependsOnDevicePressure, "the last continued task ended")
+    }
+
     @Test("SCH-11: a hot device (thermal state serious, set by hand) ends the task with the least progress, naming the thermal state; fair is not pressure; auto returns to the machine's nominal and the queued request starts")
     func thermalPressureEndsLeastProgress() throws {
         var sim = try twoRunningOneQueued()

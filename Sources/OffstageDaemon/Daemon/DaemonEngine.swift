@@ -46,6 +46,9 @@ public final class DaemonEngine: @unchecked Sendable {
     var restoredPushes: (actions: [CoreAction], pending: [RemotePush]) = ([], [])
     /// Runs background transfers' attempts (SPEC §5); nil until the service starts it.
     var transfers: TransferRunner?
+    /// Watches the machine's power, network, memory pressure and thermal state (SPEC SET-1, SCH-11); nil until the
+    /// service starts it, or where the kernel's event sockets cannot be opened.
+    var machineWatcher: MachineConditionsWatcher?
     /// What the transfer journal read back at start, applied with the recovery.
     var restoredTransfers: [CoreAction] = []
 
@@ -253,6 +256,7 @@ public final class DaemonEngine: @unchecked Sendable {
         saveState()
         flushLog()
         rearm()
+        machineWatcher?.readPressure(core.dependsOnDevicePressure)
     }
 
     /// Moves the stored floor up a block before the core's numbers reach it.

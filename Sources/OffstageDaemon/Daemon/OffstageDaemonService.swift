@@ -210,7 +210,8 @@ public struct OffstageDaemonService: Service {
     }
 
     /// Feeds the machine's power and network to the core now and whenever the kernel reports a change (SPEC SET-1),
-    /// and its memory pressure and thermal state at the configured interval (SPEC MEM-1, SCH-11). Where the kernel's
+    /// and its memory pressure and thermal state at the configured interval while the core depends on them (SPEC MEM-1,
+    /// SCH-11; see ``MachineConditionsWatcher/readPressure(_:)``). Where the kernel's
     /// event sockets cannot be opened, the reading is taken once and a warning logged.
     static func watchMachine(
         engine: DaemonEngine, loop: any EventLoop, pressure: MachinePressureSettings, logger: Logger
@@ -224,6 +225,10 @@ public struct OffstageDaemonService: Service {
             let watcher = try MachineConditionsWatcher(
                 reader: reader, pressurePollInterval: pressure.pollInterval, onChange: apply)
             apply(watcher.current)
+            loop.execute {
+                engine.machineWatcher = watcher
+                watcher.readPressure(engine.core.dependsOnDevicePressure)
+            }
             return watcher
         } catch {
             logger.warning("not watching power and network: \(error); read once at start")

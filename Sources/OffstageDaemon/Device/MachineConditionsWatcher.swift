@@ -6,8 +6,9 @@ import Synchronization
 /// Keeps the machine's power and network reading current without polling: reads both at start, then re-reads
 /// only when the kernel announces a change, and hands each changed reading to a handler. Memory pressure and the
 /// thermal state have no such announcement (PSI triggers need a file per threshold and say nothing of relief;
-/// thermal events need generic netlink and a configured governor): with a `pressurePollInterval` they are read
-/// again at that interval (and with every re-read); without one, only with power and network.
+/// thermal events need generic netlink and a configured governor): they are read with every re-read, and with a
+/// `pressurePollInterval` also at that interval — but only while the daemon wants them (``readPressure(_:)``: while
+/// something it decides depends on them), so that an idle device is never woken to read two files.
 ///
 /// The kernel speaks through two netlink sockets, both opened before the first reading so no change between the
 /// two can be missed:
@@ -18,9 +19,10 @@ import Synchronization
 /// - NETLINK_ROUTE subscribed to RTMGRP_LINK, RTMGRP_IPV4_IFADDR and RTMGRP_IPV6_IFADDR: any link appearing,
 ///   going up or down, or any address added or removed triggers a re-read.
 ///
-/// One thread blocks in poll(2) on both sockets and an eventfd that only `shutdown()` writes. Without a pressure
-/// poll interval there is no timer and no timeout: while nothing changes the thread does not run at all; with one,
-/// it wakes at that interval only to read two small files. All messages already queued are read
+/// One thread blocks in poll(2) on both sockets and an eventfd that `shutdown()` and ``readPressure(_:)`` write.
+/// While pressure is not wanted (or there is no poll interval) there is no timer and no timeout: while nothing
+/// changes the thread does not run at all; while it is wanted, it wakes at that interval only to read two small
+/// files. All messages already queued are read
 /// before one re-read, so a burst (a link coming up brings a link message and several address messages) costs one
 /// reading. A socket overflow (ENOBUFS: messages were lost) also triggers a re-read, since the files are the
 /// truth and messages only say when to look.
@@ -51,6 +53,10 @@ public final class MachineConditionsWatcher: Sendable {
         var rereadCount = 0
         /// Kernel messages received, of any subsystem: likewise.
         var kernelMessageCount = 0
+        /// Whether the daemon wants memory pressure and the thermal state read at the poll interval.
+        var pressureWanted = false
+        /// Pressure readings taken at the poll interval: for tests that check it stops.
+        var pressureReadCount = 0
     }
 
     /// Where readings come from.
@@ -138,6 +144,21 @@ public final class MachineConditionsWatcher: Sendable {
         }
     }
 
+    /// Whether memory pressure and the thermal state are read at the poll interval (SPEC SCH-11, §11 idle): the
+    /// daemon wants them while something it decides depends on them (continued-processing work queued or running).
+    /// Turning it on reads them at once, then at the interval; turning it off stops the timer, so the thread sleeps
+    /// until the kernel says something. Without a poll interval it changes nothing.
+    public func readPressure(_ wanted: Bool) {
+        state.withLock { state in
+            guard state.pressureWanted != wanted, !state.stopping else { return }
+            state.pressureWanted = wanted
+            if !state.descriptorsClosed { syscalls.eventfdSignal(wake) }
+        }
+    }
+
+    /// How many times the poll interval has read the pressure sources.
+    var pressureReadCount: Int { state.withLock { $0.pressureReadCount } }
+
     /// The kernel thread id of the watcher's thread, once it runs (for checking that it sleeps while idle).
     var threadID: Int32? { state.withLock { $0.threadID } }
 
@@ -161,7 +182,7 @@ public final class MachineConditionsWatcher: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let clock = ContinuousClock()
         let interval = pressurePollInterval.map { Duration.seconds($0) }
-        var nextPressureRead = interval.map { clock.now + $0 }
+        var nextPressureRead: ContinuousClock.Instant?
         while true {
             // Without a pressure poll interval, no timeout: only the kernel or shutdown() ends the wait. With one,
             // the wait ends at the next pressure reading however many kernel messages came in between.
@@ -177,13 +198,26 @@ public final class MachineConditionsWatcher: Sendable {
                 // EFAULT, EINVAL or ENOMEM: not expected with three valid entries; stop rather than spin.
                 return
             }
+            if watched[0].revents != 0 {
+                // Shutdown, or the daemon's wish for pressure readings changed.
+                var counter: UInt64 = 0
+                _ = read(wake, &counter, MemoryLayout<UInt64>.size)
+                let (stopping, wanted) = state.withLock { ($0.stopping, $0.pressureWanted) }
+                if stopping { return }
+                if wanted, let interval {
+                    if nextPressureRead == nil {
+                        nextPressureRead = clock.now + interval
+                        rereadPressure()
+                    }
+                } else {
+                    nextPressureRead = nil
+                }
+            }
             if let next = nextPressureRead, let interval, clock.now >= next {
-                if watched[0].revents != 0 { return }
                 nextPressureRead = clock.now + interval
                 rereadPressure()
             }
             if ready == 0 { continue }
-            if watched[0].revents != 0 { return }
             var changed = false
             if watched[1].revents != 0 {
                 changed = drain(&watched[1], into: &buffer, isRelevant: Self.isPowerSupplyMessage) || changed
@@ -235,6 +269,7 @@ public final class MachineConditionsWatcher: Sendable {
 
     /// Reads memory pressure and the thermal state again and hands the reading on if they changed.
     private func rereadPressure() {
+        state.withLock { $0.pressureReadCount += 1 }
         var reading = current
         reader.readPressure(into: &reading)
         let changed = state.withLock { state in

@@ -3,7 +3,8 @@
 /// keys left out keep their defaults. Percentages are of time (PSI) or of memory (`/proc/meminfo`).
 public struct MachinePressureSettings: Hashable, Sendable, Codable {
     /// Seconds between readings of memory pressure and the thermal zones, which have no event the daemon can wait
-    /// for; 0 reads them only at start and whenever power or network change. Default 5 s.
+    /// for, while something depends on them (continued-processing work queued or running); 0 reads them only at start
+    /// and whenever power or network change. Default 5 s.
     public var pollInterval: Double = 5
     /// PSI: memory pressure is a warning when `some avg10` (the share of the last 10 s in which at least one task
     /// waited for memory) reaches this. Default 10 %.

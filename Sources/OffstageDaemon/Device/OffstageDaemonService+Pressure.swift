@@ -5,7 +5,7 @@ extension OffstageDaemonService {
     /// condition at the default (normal, nominal) and is logged as a warning with the fix.
     static func logPressureSources(_ reader: MachineConditionsReader, _ settings: MachinePressureSettings, logger: Logger) {
         let seconds = settings.pollInterval == settings.pollInterval.rounded() ? "\(Int(settings.pollInterval))" : "\(settings.pollInterval)"
-        let polling = settings.pollInterval > 0 ? "read every \(seconds) s" : "read with power and network changes only"
+        let polling = settings.pollInterval > 0 ? "read every \(seconds) s while continued-processing work is queued or running" : "read with power and network changes only"
         guard let memoryReader = reader.memory, let thermalReader = reader.thermal else { return }
         let memory = memoryReader.reading()
         if let level = memory.level {

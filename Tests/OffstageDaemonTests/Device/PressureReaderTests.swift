@@ -220,11 +220,42 @@ struct PressurePollingTests {
                 readings.withLock { $0.append(reading) }
             }
             defer { watcher.shutdown() }
+            watcher.readPressure(true)
             #expect(watcher.current.memoryPressure == .normal && watcher.current.thermalState == .nominal)
             try busyPSI.write(toFile: psi, atomically: false, encoding: .utf8)
             #expect(ProcessFixtures.eventually { watcher.current.memoryPressure == .warning })
             let handed = readings.withLock { $0 }
             #expect(handed.last?.memoryPressure == .warning && handed.last?.network == NetworkKind.none, "\(handed)")
+        }
+    }
+
+    @Test("SCH-11, §11 idle: the interval reads pressure only while the daemon wants it — not before (a change is not read), at once and then at the interval when wanted, and no more once unwanted")
+    func pollsOnlyWhileWanted() throws {
+        try SysfsFixture.with { fixture in
+            let psi = fixture.root + "/memory"
+            try idlePSI.write(toFile: psi, atomically: false, encoding: .utf8)
+            let reader = MachineConditionsReader(
+                power: PowerSupplyReader(root: fixture.root + "/none"),
+                network: NetworkReader(root: fixture.root + "/none", addresses: .notRequired),
+                memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil))
+            let watcher = try MachineConditionsWatcher(reader: reader, pressurePollInterval: 0.1) { _ in }
+            defer { watcher.shutdown() }
+            try busyPSI.write(toFile: psi, atomically: false, encoding: .utf8)
+            // Three intervals with nothing wanting pressure: no reading, so the change is not seen.
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(watcher.pressureReadCount == 0)
+            #expect(watcher.current.memoryPressure == .normal)
+            watcher.readPressure(true)
+            #expect(ProcessFixtures.eventually { watcher.current.memoryPressure == .warning })
+            #expect(ProcessFixtures.eventually { watcher.pressureReadCount >= 3 }, "read at once, then every 0.1 s")
+            watcher.readPressure(false)
+            // A reading already under way when the wish changed may still finish; none after it.
+            Thread.sleep(forTimeInterval: 0.05)
+            let stopped = watcher.pressureReadCount
+            try idlePSI.write(toFile: psi, atomically: false, encoding: .utf8)
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(watcher.pressureReadCount == stopped, "no reading at the interval once unwanted")
+            #expect(watcher.current.memoryPressure == .warning)
         }
     }
 
@@ -239,6 +270,7 @@ struct PressurePollingTests {
                 memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil))
             let watcher = try MachineConditionsWatcher(reader: reader, pressurePollInterval: 0.1) { _ in }
             defer { watcher.shutdown() }
+            watcher.readPressure(true)
             #expect(watcher.current.memoryPressure == .warning)
             try FileManager.default.removeItem(atPath: psi)
             #expect(ProcessFixtures.eventually { watcher.current.memoryPressure == nil })
