@@ -7,7 +7,14 @@ import OffstageSimulator
 /// oracle that knows every open — with device wake-ups per day, energy, fresh opens and age at open; both targets
 /// checked for every trace; and each policy's main knob swept into a chart of wake-ups against fresh opens.
 ///
-/// Usage: `PolicyBenchmark [--days N] [--out DIR] [--quick]` from the repository root (or `--data DIR`).
+/// At equal freshness (SPEC §11, SCH-7): for every trace, the oracle's frontier — the fewest wake-ups for each fresh
+/// share — and each policy's wake-ups against the frontier's at the policy's own fresh share (the ratio the policy is
+/// judged on), with a chart per trace (`frontier-<trace>.svg`).
+///
+/// Usage: `PolicyBenchmark [--days N] [--out DIR] [--figures DIR] [--quick] [--held-out] [--write-traces DIR]` from
+/// the repository root (or `--data DIR`). Synthetic seeds 1–3 of each user class are the tuning set; `--held-out`
+/// adds seeds 4–10 of each class, reported separately. `--write-traces DIR` writes every assembled trace as CSV with
+/// a README of the columns and definitions, so the frontier can be recomputed with other code.
 @main
 struct PolicyBenchmark {
     static func main() throws {
@@ -19,7 +26,10 @@ struct PolicyBenchmark {
         let days = option("--days").flatMap(Int.init) ?? (quick ? 7 : 14)
         let data = URL(fileURLWithPath: option("--data") ?? "Data/app-usage")
         let out = URL(fileURLWithPath: option("--out") ?? "Benchmarks/results")
+        let figures = URL(fileURLWithPath: option("--figures") ?? out.path)
+        let heldOut = arguments.contains("--held-out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: figures, withIntermediateDirectories: true)
 
         var traces: [UsageTrace] = [
             try UsageLoggerTrace.load(
@@ -27,7 +37,7 @@ struct PolicyBenchmark {
                 deviceEvents: data.appendingPathComponent("usagelogger_1user_device_events.csv"))
         ]
         let profiles: [(SyntheticTraceGenerator.Parameters, [UInt64])] =
-            quick ? [(.median, [1])] : [(.light, [1, 2]), (.median, [1, 2, 3]), (.heavy, [1, 2])]
+            quick ? [(.median, [1])] : [(.light, [1, 2, 3]), (.median, [1, 2, 3]), (.heavy, [1, 2, 3])]
         for (profile, seeds) in profiles {
             var parameters = profile
             parameters.days = days
@@ -42,6 +52,7 @@ struct PolicyBenchmark {
         print("Policy benchmark: \(traces.count) traces; refresh runs \(evaluation.options.refreshDuration); energy model LTE")
         print("Device on mains power for the comparison and the targets; on battery in the last section.")
         var verdicts: [Verdict] = []
+        var equalFreshness: [EqualFreshness] = []
         for (index, trace) in traces.enumerated() {
             let started = Date()
             let fixed = evaluation.evaluate(FixedIntervalPolicy(interval: 900), knob: "15 min", on: trace)
@@ -55,6 +66,12 @@ struct PolicyBenchmark {
             let verdict = Verdict(trace: trace.name, fixed: fixed, adaptive: adaptive, oracle: oracle)
             print(verdict.text)
             verdicts.append(verdict)
+            let comparison = try EqualFreshness(
+                trace: trace, results: [fixed, android, adaptive, oracle, oracleHour], evaluation: evaluation)
+            print(comparison.text)
+            try comparison.chart.write(
+                to: figures.appendingPathComponent("frontier-\(trace.name).svg"), atomically: true, encoding: .utf8)
+            equalFreshness.append(comparison)
 
             // The sweep: each policy's main knob, on the real trace and the first synthetic trace of each profile.
             guard index == 0 || trace.name.hasSuffix("seed1") else { continue }
@@ -71,6 +88,40 @@ struct PolicyBenchmark {
         for verdict in verdicts { print(verdict.line) }
         let met = verdicts.filter(\.allMet).count
         print("\nall four checks met on \(met) of \(verdicts.count) traces")
+
+        print("\n## At equal freshness: the oracle's frontier (tuning set: real trace, synthetic seeds 1–3)")
+        print(EqualFreshness.summary(equalFreshness))
+        if let directory = option("--write-traces") {
+            try TraceFiles.write(traces, frontiers: equalFreshness.map(\.frontier), to: URL(fileURLWithPath: directory))
+            print("traces written to \(directory)")
+        }
+        if heldOut {
+            print("\n## Held out: synthetic seeds 4–10 of each class (never used to tune), at equal freshness")
+            var held: [EqualFreshness] = []
+            for profile in [SyntheticTraceGenerator.Parameters.light, .median, .heavy] {
+                var parameters = profile
+                parameters.days = days
+                for seed in UInt64(4)...10 {
+                    let trace = SyntheticTraceGenerator(parameters).generate(seed: seed)
+                    let started = Date()
+                    let results = [
+                        evaluation.evaluate(FixedIntervalPolicy(interval: 900), knob: "15 min", on: trace),
+                        evaluation.evaluate(AndroidStandbyPolicy(), knob: "15 min", on: trace),
+                        evaluation.evaluate(AdaptivePolicy(), knob: "default", on: trace),
+                        evaluation.evaluateOracle(horizon: trace.duration, knob: "unbounded", on: trace),
+                    ]
+                    let comparison = try EqualFreshness(trace: trace, results: results, evaluation: evaluation)
+                    print("\n### \(trace.name) (\(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
+                    print(comparison.text)
+                    held.append(comparison)
+                    if let directory = option("--write-traces") {
+                        try TraceFiles.write([trace], frontiers: [comparison.frontier], to: URL(fileURLWithPath: directory))
+                    }
+                }
+            }
+            print("\n## Held out, summary")
+            print(EqualFreshness.summary(held))
+        }
 
         // The same policies on a phone's battery, drained by use and background work and charged overnight.
         print("\n## On battery (VirtualBattery: 10 %/h screen on, 0.5 %/h standby, charged 23:30–07:00)")
