@@ -288,4 +288,53 @@ struct ContinuedProcessingTests {
         #expect(done.first?.contains("succeeded after 5 s at 100 % (20 of 20)") == true)
         #expect(core.upcomingNumber > 41, "new runs never reuse the number of the run taken up")
     }
+
+    @Test("SCH-11, LC-8: after a daemon restart a queued request waits until the apps found alive have reattached and reported what they run: adopting another app first does not launch a second instance of the exporter, and the slots its running tasks hold are respected")
+    func queuedWaitsForReattachAfterRestart() throws {
+        // Found by the crash harness (seed 1): the daemon adopts survivors app by app, and each adoption ran the
+        // scheduler, which started the exporter's queued request before the exporter itself was adopted: a second
+        // instance was launched, the first (running an export) could not reattach and exited, and both exports were lost.
+        var core = OffstageCore(numberSeed: 1)
+        let now = Instant(secondsSinceEpoch: 100)
+        let other: AppID = "com.example.alarm"
+        core.restore(
+            InstalledApp(manifest: Manifest(id: other, executable: "app"), bundlePath: "/a", installedAt: now), durable: .init())
+        var durable = AppDurableState()
+        durable.schedule.requests["com.example.export.3"] = TaskRequest(
+            identifier: "com.example.export.3", kind: .continued, submittedAt: now, continued: ContinuedTaskDetails(title: "Exporting"))
+        let manifest = Manifest(id: exporter, executable: "app", permittedTaskIdentifiers: [pattern])
+        core.restore(InstalledApp(manifest: manifest, bundlePath: "/x", installedAt: now), durable: durable)
+        func launches(_ actions: [CoreAction]) -> [AppID] {
+            actions.compactMap { if case .launch(let id, _) = $0 { id } else { nil } }
+        }
+        // Survivors in the order of their ids, as the daemon adopts them; then its recovery pass.
+        #expect(launches(core.adopt(other, pid: 700, at: now)).isEmpty, "the exporter's own process is yet to be adopted")
+        #expect(launches(core.adopt(exporter, pid: 777, at: now)).isEmpty)
+        #expect(core.apps[exporter]?.process?.pid == 777, "the process found alive is adopted")
+        #expect(launches(core.recover(at: now)).isEmpty)
+        #expect(try #require(core.status(of: exporter, at: now)).continued.map(\.state) == [.queued])
+
+        // The other app reattaches: the exporter has not reported yet, so the queue still waits.
+        _ = try core.attached(other, pid: 700, report: AttachReport(launchCompleted: true, state: .background), at: now)
+        #expect(try #require(core.status(of: exporter, at: now)).continued.map(\.state) == [.queued])
+        // The exporter reports its two running exports: both slots are taken, the request stays queued.
+        let progress = ContinuedProgress(completed: 3, total: 40, title: "Exporting", subtitle: "", reportedAt: now)
+        let report = AttachReport(
+            launchCompleted: true, state: .background,
+            continuedTasks: [
+                .init(run: 41, identifier: "com.example.export.1", progress: progress),
+                .init(run: 42, identifier: "com.example.export.2", progress: progress),
+            ])
+        #expect(launches(try core.attached(exporter, pid: 777, report: report, at: now)).isEmpty)
+        let status = try #require(core.status(of: exporter, at: now))
+        #expect(status.continued.map(\.state) == [.running, .running, .queued], "\(status.continued)")
+
+        // One ends: the queued request starts in the same process.
+        let later = now + .seconds(1)
+        #expect(launches(try core.completeTask(exporter, pid: 777, run: 41, result: .newData, at: later)).isEmpty)
+        let after = try #require(core.status(of: exporter, at: later))
+        #expect(after.continued.map(\.identifier) == ["com.example.export.2", "com.example.export.3"], "\(after.continued)")
+        #expect(after.continued.allSatisfy { $0.state == .running })
+        #expect(core.apps[exporter]?.process?.pid == 777)
+    }
 }

@@ -163,6 +163,10 @@ extension OffstageCore {
             }
             if !ending.isEmpty { running = continuedRunning() }
         }
+        // After a daemon restart the apps found alive report the tasks they still run as they reattach: until every one
+        // has, the slots taken are unknown, and an app not adopted yet (adoption goes app by app) would be launched
+        // a second time for a queued request. Each reattach runs the scheduler again (`adoptContinued`).
+        if apps.values.contains(where: { $0.process?.reattachDeadline != nil }) { return }
         var free = policy.free(running: running.count, underPressure: pressure != nil)
         guard free > 0 else { return }
         for (id, request) in continuedQueue() {
@@ -298,6 +302,8 @@ extension OffstageCore {
     /// the progress the app reports, under the same run numbers (SPEC SCH-11, LC-8). Tasks that do not fit the
     /// app's manifest any more are not taken up; the app hears nothing of them and they end with it.
     mutating func adoptContinued(_ id: AppID, _ reported: [AttachReport.ReportedContinuedTask], _ now: Instant) -> [TaskRun] {
+        // Queued requests wait while apps found alive are still to reattach (`settleContinued`): this one may be the last.
+        if !continuedApps.isEmpty { schedulerDirty = true }
         guard let entry = apps[id], !reported.isEmpty else { return [] }
         var runs: [TaskRun] = []
         for task in reported where entry.app.manifest.permits(task.identifier, .continued) && task.run > 0 {
