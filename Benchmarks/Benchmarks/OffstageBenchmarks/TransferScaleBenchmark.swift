@@ -75,6 +75,7 @@ enum TransferScaleBenchmark {
         // 1,000 transfers: created while the network is off, then run.
         var transfers = Window()
         var start = MonotonicClock.now()
+        let profile = PhaseProfile("transfer-scale", pid: daemon.pid)
         var cpuStart = MonotonicClock.processCPU(daemon.pid) ?? 0
         _ = try daemon.call(
             ControlInterface.Method.setDevice, ControlInterface.SetDeviceParameters(network: "none"), as: ControlInterface.DeviceReply.self)
@@ -82,6 +83,7 @@ enum TransferScaleBenchmark {
         let queued = try daemon.transfers().filter { $0.state == "waiting" }.count
         let queuedRSS = FootprintBenchmarks.memory(daemon.pid).rss
         let createdSeconds = Double(MonotonicClock.now() - start) / 1e9
+        let createdCPU = (MonotonicClock.processCPU(daemon.pid) ?? cpuStart) - cpuStart
         _ = try daemon.call(
             ControlInterface.Method.setDevice, ControlInterface.SetDeviceParameters(clear: ["network"]), as: ControlInterface.DeviceReply.self)
         let runStart = MonotonicClock.now()
@@ -99,6 +101,7 @@ enum TransferScaleBenchmark {
             MonotonicClock.sleep(milliseconds: 100)
         }
         transfers.cpu = (MonotonicClock.processCPU(daemon.pid) ?? cpuStart) - cpuStart
+        profile?.stop()
         transfers.seconds = Double(MonotonicClock.now() - start) / 1e9
         let runSeconds = Double(MonotonicClock.now() - runStart) / 1e9
         let after = FootprintBenchmarks.memory(daemon.pid)
@@ -145,7 +148,7 @@ enum TransferScaleBenchmark {
         Report.line("before: \(apps) apps launched once and suspended, no transfer: VmRSS \(mb(before.rss)), VmHWM \(mb(before.hwm))")
         Report.line("1,000 transfers: created in \(String(format: "%.1f", createdSeconds)) s (\(queued) waiting for the network; VmRSS then \(mb(queuedRSS))), run and handled in \(String(format: "%.1f", runSeconds)) s; window \(String(format: "%.1f", transfers.seconds)) s")
         Report.line("  daemon VmRSS while they ran: peak \(mb(transfers.peakRSS)), median \(mb(median(transfers.rss))); VmHWM at the end \(mb(after.hwm)); VmRSS at the end \(mb(after.rss))")
-        Report.line("  daemon CPU \(String(format: "%.2f", Double(transfers.cpu) / 1e9)) s (\(String(format: "%.1f", Double(transfers.cpu) / 1e9 / transfers.seconds * 100)) % of one core)")
+        Report.line("  daemon CPU \(String(format: "%.2f", Double(transfers.cpu) / 1e9)) s (\(String(format: "%.1f", Double(transfers.cpu) / 1e9 / transfers.seconds * 100)) % of one core): \(String(format: "%.2f", Double(createdCPU) / 1e9)) s while the apps opened and created them, \(String(format: "%.2f", Double(transfers.cpu - createdCPU) / 1e9)) s while they ran and were handled")
         Report.line("baseline: same daemon, same \(apps) apps opened again, no transfers, \(String(format: "%.1f", idle.seconds)) s: VmRSS peak \(mb(idle.peakRSS)), median \(mb(median(idle.rss))); CPU \(String(format: "%.2f", Double(idle.cpu) / 1e9)) s")
         Report.line("baseline: curl, the same \(apps * perApp) files, 6 at a time: \(String(format: "%.2f", curl.seconds)) s, CPU \(String(format: "%.2f", curl.cpu)) s")
         Report.line("CPU per MB: daemon beyond the baseline \(String(format: "%.1f", extraCPU / megabytes * 1e3)) ms/MB (\(String(format: "%.1f", extraCPU * 1e3 / Double(apps * perApp))) ms per transfer); curl \(String(format: "%.2f", curl.cpu / megabytes * 1e3)) ms/MB; ratio \(Report.ratio(extraCPU, curl.cpu))")

@@ -8,8 +8,11 @@
 /// One method per input, returning the ``TransferAction``s to carry out; the core decides everything about the app
 /// itself (holds from its settings, launching it for its events).
 public struct TransferQueue: Hashable, Sendable {
-    /// Every task not yet acknowledged by its app, by id.
+    /// Every task not yet acknowledged by its app, by id. Changed only through ``put(_:)`` and ``drop(_:)``.
     public private(set) var tasks: [UInt64: TransferTask] = [:]
+    /// The ids of the tasks waiting or running: what a decision looks at, without going through the finished tasks
+    /// that wait for their app, or copying every task to sort them (SPEC §11: 1,000 queued transfers).
+    private var runnable: Set<UInt64> = []
     /// Every session, by key.
     public private(set) var sessions: [TransferSessionKey: TransferSession] = [:]
     /// Launches for transfers since the user last opened each app.
@@ -69,7 +72,7 @@ public struct TransferQueue: Hashable, Sendable {
                 task.interrupted = true
                 actions.append(.save(task))
             }
-            tasks[task.id] = task
+            put(task)
         }
         dirty = true
         return actions
@@ -89,7 +92,7 @@ public struct TransferQueue: Hashable, Sendable {
 
     /// Adds a task created by its app.
     mutating func add(_ task: TransferTask) -> [TransferAction] {
-        tasks[task.id] = task
+        put(task)
         dirty = true
         return [.save(task)]
     }
@@ -138,7 +141,7 @@ public struct TransferQueue: Hashable, Sendable {
         task.bytesDone = bytesDone
         if let bytesExpected { task.bytesExpected = bytesExpected }
         if let validator { task.validator = validator }
-        tasks[id] = task
+        put(task)
         return [.save(task)]
     }
 
@@ -158,7 +161,7 @@ public struct TransferQueue: Hashable, Sendable {
             task.retryAt = nil
             task.lastError = nil
             if let expected = task.bytesExpected { task.bytesDone = max(task.bytesDone, expected) }
-            tasks[id] = task
+            put(task)
             return (task.request.kind == .download ? [.save(task), .handOver(task)] : [.save(task)], task)
         case .permanent(let status, let message):
             let failure = TransferFailure(status == nil ? .badRequest : .httpStatus, status: status, message)
@@ -169,7 +172,7 @@ public struct TransferQueue: Hashable, Sendable {
             return (retryLater(&task, message, retryAfter: nil, now, limits), nil)
         case .cancelled:
             task.state = .waiting
-            tasks[id] = task
+            put(task)
             return ([.save(task)], nil)
         }
     }
@@ -182,7 +185,7 @@ public struct TransferQueue: Hashable, Sendable {
         task.state = .waiting
         task.lastError = message
         task.retryAt = now + .seconds(double: limits.retryWait(failures: task.attempts, serverAsked: retryAfter))
-        tasks[task.id] = task
+        put(task)
         return [.save(task)]
     }
 
@@ -201,7 +204,7 @@ public struct TransferQueue: Hashable, Sendable {
         task.httpStatus = failure.status
         task.finishedAt = now
         task.retryAt = nil
-        tasks[task.id] = task
+        put(task)
         actions.append(.save(task))
         return (actions, task)
     }
@@ -212,7 +215,7 @@ public struct TransferQueue: Hashable, Sendable {
         var actions: [TransferAction] = []
         if task.state == .running { actions.append(.stop(id: id, attempt: task.attempt)) }
         task.state = .paused
-        tasks[id] = task
+        put(task)
         dirty = true
         actions.append(.save(task))
         return actions
@@ -224,7 +227,7 @@ public struct TransferQueue: Hashable, Sendable {
         task.state = .waiting
         task.retryAt = nil
         task.attempts = 0
-        tasks[id] = task
+        put(task)
         dirty = true
         return [.save(task)]
     }
@@ -236,7 +239,7 @@ public struct TransferQueue: Hashable, Sendable {
         var forgotten: [UInt64] = []
         for id in ids {
             guard let task = tasks[id], task.app == key.app, task.session == key.identifier, task.state.isFinished else { continue }
-            tasks[id] = nil
+            drop(id)
             actions.append(.delete(task))
             forgotten.append(id)
         }
@@ -248,7 +251,7 @@ public struct TransferQueue: Hashable, Sendable {
         var actions: [TransferAction] = []
         for task in tasks(of: app) {
             if task.state == .running { actions.append(.stop(id: task.id, attempt: task.attempt)) }
-            tasks[task.id] = nil
+            drop(task.id)
             actions.append(.delete(task))
         }
         for key in sessions.keys.sorted() where key.app == app {
@@ -258,6 +261,22 @@ public struct TransferQueue: Hashable, Sendable {
         if relaunches.removeValue(forKey: app) != nil { actions.append(.saveRelaunches(app, TransferRelaunches())) }
         dirty = true
         return actions
+    }
+
+    /// Stores `task`, keeping ``runnable`` in step.
+    private mutating func put(_ task: TransferTask) {
+        tasks[task.id] = task
+        if task.state == .waiting || task.state == .running {
+            runnable.insert(task.id)
+        } else {
+            runnable.remove(task.id)
+        }
+    }
+
+    /// Forgets task `id`.
+    private mutating func drop(_ id: UInt64) {
+        tasks[id] = nil
+        runnable.remove(id)
     }
 
     // MARK: Deciding what runs
@@ -276,9 +295,12 @@ public struct TransferQueue: Hashable, Sendable {
             if let instant, instant > now, nextLift == nil || instant < nextLift! { nextLift = instant }
         }
         // Tasks that may run, by app, in the order they come within the app: running first (they keep their place),
-        // then oldest first.
-        var eligible: [AppID: [TransferTask]] = [:]
-        for task in tasks.values.sorted(by: { $0.id < $1.id }) where task.state == .waiting || task.state == .running {
+        // then oldest first; and all of them, oldest first.
+        var eligibleRunning: [AppID: [UInt64]] = [:]
+        var eligibleWaiting: [AppID: [UInt64]] = [:]
+        var eligibleInOrder: [UInt64] = []
+        for id in runnable.sorted() {
+            guard let task = tasks[id] else { continue }
             let timeout = task.progressAt + .seconds(double: limits.resourceTimeout)
             if task.state == .waiting, timeout <= now {
                 var task = task
@@ -290,49 +312,55 @@ public struct TransferQueue: Hashable, Sendable {
             consider(timeout)
             let held = holds(task)
             if held.isEmpty {
-                eligible[task.app, default: []].append(task)
+                if task.state == .running {
+                    eligibleRunning[task.app, default: []].append(id)
+                } else {
+                    eligibleWaiting[task.app, default: []].append(id)
+                }
+                eligibleInOrder.append(id)
             } else {
                 for hold in held { consider(hold.liftsAt) }
                 if task.state == .running {
                     actions.append(.stop(id: task.id, attempt: task.attempt))
                     var stopped = task
                     stopped.state = .waiting
-                    tasks[task.id] = stopped
+                    put(stopped)
                     actions.append(.save(stopped))
                 }
             }
         }
-        for app in eligible.keys { eligible[app]?.sort { ($0.state == .running ? 0 : 1, $0.id) < ($1.state == .running ? 0 : 1, $1.id) } }
+        let eligible = eligibleRunning.merging(eligibleWaiting) { running, waiting in running + waiting }
         // The foreground app's tasks first, up to its share; then fair shares: one more task per app per round, the
         // app whose next task is oldest first.
         var chosen: Set<UInt64> = []
         func share(_ app: AppID) -> Int { min(limits.maximumRunningPerApp, eligible[app]?.count ?? 0) }
         if let foreground, let queue = eligible[foreground] {
-            for task in queue.prefix(min(share(foreground), limits.maximumRunning)) { chosen.insert(task.id) }
+            for id in queue.prefix(min(share(foreground), limits.maximumRunning)) { chosen.insert(id) }
         }
-        let others = eligible.keys.filter { $0 != foreground }.sorted { eligible[$0]![0].id < eligible[$1]![0].id }
+        let others = eligible.keys.filter { $0 != foreground }.sorted { eligible[$0]![0] < eligible[$1]![0] }
         var round = 0
         while chosen.count < limits.maximumRunning, others.contains(where: { round < share($0) }) {
             for app in others where round < share(app) && chosen.count < limits.maximumRunning {
-                chosen.insert(eligible[app]![round].id)
+                chosen.insert(eligible[app]![round])
             }
             round += 1
         }
-        for task in eligible.values.joined().sorted(by: { $0.id < $1.id }) {
-            if chosen.contains(task.id) {
+        for id in eligibleInOrder {
+            guard let task = tasks[id] else { continue }
+            if chosen.contains(id) {
                 guard task.state == .waiting else { continue }
                 var started = task
                 started.state = .running
                 started.attempt += 1
                 started.retryAt = nil
-                tasks[task.id] = started
+                put(started)
                 actions.append(.save(started))
                 actions.append(.start(started))
             } else if task.state == .running {
                 actions.append(.stop(id: task.id, attempt: task.attempt))
                 var stopped = task
                 stopped.state = .waiting
-                tasks[task.id] = stopped
+                put(stopped)
                 actions.append(.save(stopped))
             }
         }
