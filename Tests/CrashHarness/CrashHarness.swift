@@ -14,6 +14,8 @@ import TestProcesses
 /// are aimed at the `Add` calls, at due times and at bursts. So are pushes (``PushLedger``): an app server sends them
 /// to the daemon's gateway for a real app, and kills land while its requests are in flight. So are background
 /// downloads (``TransferLedger``): two real apps fetch files from a private nginx while the daemon is killed under them.
+/// So is continued processing (``ContinuedLedger``): two real Exporter apps run exports the user starts, cancels and
+/// force-quits, and some kills are aimed at an export's end, a cancel and a submit.
 ///
 /// Exit status 0 when no invariant was broken, 1 otherwise (each violation is printed with its cycle, so a run is
 /// replayed with the same seed). `--keep` leaves the working folder for inspection.
@@ -105,6 +107,9 @@ final class CrashRun {
     /// The transfer decisions draw from their own generator too.
     var transferRandom: SeededGenerator
     var transfers = TransferLedger()
+    /// The continued-processing decisions draw from their own generator too.
+    var continuedRandom: SeededGenerator
+    var continued = ContinuedLedger()
     /// The private nginx the downloaders fetch from (from the first start).
     var nginx: NginxServer?
     /// The app server, once the push app registered and its key was added (at the first start).
@@ -122,6 +127,7 @@ final class CrashRun {
         notificationRandom = SeededGenerator(seed: seed ^ 0x6E6F_7469_6669_6361)
         pushRandom = SeededGenerator(seed: seed ^ 0x7075_7368_6573_2121)
         transferRandom = SeededGenerator(seed: seed ^ 0x7472_616E_7366_6572)
+        continuedRandom = SeededGenerator(seed: seed ^ 0x636F_6E74_696E_7565)
         report.seed = seed
         let root = NSTemporaryDirectory() + "offstage-crash-\(seed)-\(getpid())"
         try? FileManager.default.removeItem(atPath: root)
@@ -171,6 +177,7 @@ final class CrashRun {
                     try installNotificationApp()
                     try setUpPushes()
                     try setUpTransfers()
+                    try setUpContinued()
                 }
                 if number > 1 { try checkAfterRestart() }
                 let operations = 1 + random.index(below: 6)
@@ -178,6 +185,7 @@ final class CrashRun {
                 let pushing = pushPlan(notificationPlan: plan)
                 if pushing == .batch { try sendPushes(killing: false) }
                 try driveTransfers()
+                try driveContinued()
                 // The batch of notifications goes before one of the operations, or after them all when the kill is
                 // aimed at its Add calls.
                 let batchAt = plan.map { $0 == .midAdd ? operations : notificationRandom.index(below: operations) } ?? -1
@@ -199,6 +207,7 @@ final class CrashRun {
                     default: break
                     }
                 }
+                try aimContinuedKill()
                 daemon.crash()
                 report.crashes += 1
             } catch {
@@ -221,6 +230,7 @@ final class CrashRun {
         }
         finishGracefully()
         report.transfers = transfers.figures
+        report.continued = continued.figures
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -357,6 +367,7 @@ final class CrashRun {
             report.pushes.settleSeconds = try settlePushes(seconds: 20)
             try checkPushes(final: true)
             try checkTransfers(final: true)
+            try checkContinued(final: true)
             let pids = try daemon.apps().compactMap(\.pid)
             seenPids.formUnion(pids)
             daemon.stop()

@@ -2,8 +2,9 @@ import Foundation
 import OffstageDaemon
 import OffstageProtocol
 
-/// What must hold after every restart (SPEC §11 reliability, MAN-3, LC-4, LC-7, LC-8, SCH-10; notifications and pushes
-/// have their own: NotificationInvariants.swift, PushInvariants.swift).
+/// What must hold after every restart (SPEC §11 reliability, MAN-3, LC-4, LC-7, LC-8, SCH-10; notifications, pushes,
+/// downloads and continued processing have their own: NotificationInvariants.swift, PushInvariants.swift,
+/// TransferLoad.swift, ContinuedLoad.swift).
 ///
 /// Facts the store keeps are checked at once: every acknowledged install, uninstall and setting is as acknowledged,
 /// no app is listed twice, every request seen pending is still pending. Facts about processes are checked until they
@@ -67,6 +68,7 @@ extension CrashRun {
         try checkNotifications(final: false)
         try checkPushes(final: false)
         try checkTransfers(final: false)
+        try checkContinued(final: false)
         let apps = try daemon.apps()
         let ids = apps.map(\.id)
         if Set(ids).count != ids.count { violation("an app is listed twice: \(ids)") }
@@ -157,6 +159,7 @@ struct CrashReport {
     var notifications = NotificationFigures()
     var pushes = PushFigures()
     var transfers = TransferFigures()
+    var continued = ContinuedFigures()
 
     var summary: String {
         let sorted = recoveries.sorted()
@@ -171,6 +174,7 @@ struct CrashReport {
             \(notifications.summary)
             \(pushes.summary)
             \(transfers.summary)
+            \(continued.summary)
             violations: \(violations.count)\(violations.isEmpty ? "" : "\n  " + violations.joined(separator: "\n  "))
             """
     }

@@ -4,10 +4,11 @@ import Testing
 /// The short, seeded run of the crash harness (`Tests/CrashHarness`): fifty kill -9 of a real daemon under a mix of
 /// operations, half of them in the middle of a call, with local notifications added from inside a real app and kills
 /// aimed at their Add calls, their due times and bursts, and pushes sent by an app server to the daemon's gateway for a
-/// real app, with kills while its requests are in flight, and background downloads of two real apps from a private nginx
-/// cut by the kills; every invariant checked after each restart. Long runs are
+/// real app, with kills while its requests are in flight, background downloads of two real apps from a private nginx
+/// cut by the kills, and continued-processing exports of two real Exporter apps that the user starts, cancels and
+/// force-quits; every invariant checked after each restart. Long runs are
 /// the same program with more cycles and other seeds (see RELIABILITY.md).
-@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, LC-8, NT-1, NT-2, NT-3..5, TR-1..6)", .serialized)
+@Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, SCH-11, LC-8, NT-1, NT-2, NT-3..5, TR-1..6)", .serialized)
 struct CrashHarnessTests {
     @Test("§11: fifty kill -9 under load lose no acknowledged change, notification, push or download, deliver none twice, leave nothing behind")
     func shortSeededRun() throws {
@@ -39,6 +40,12 @@ struct CrashHarnessTests {
         #expect(number(before: " opens of a downloader", in: text) > 0, "\(text)")
         #expect(number(before: " downloads completed", in: text) > 0, "\(text)")
         #expect(number(before: " resumes after a kill", in: text) > 0, "\(text)")
+        // Continued processing (SCH-11, SCH-10): exports submitted, started, finished and taken up again by a restarted
+        // daemon; none lost, run or ended twice, back after a cancel or a force-quit, or with its progress going back.
+        #expect(text.contains("continued lost: 0, run twice: 0, ended twice: 0, came back: 0, progress backwards: 0"), "\(text)")
+        #expect(number(before: " exports submitted", in: text) > 0, "\(text)")
+        #expect(number(before: " finished, ", in: text) > 0, "\(text)")
+        #expect(number(before: " taken up again after a restart", in: text) > 0, "\(text)")
     }
 
     /// The number just before `label` in the harness's summary, or -1.
