@@ -142,10 +142,18 @@ extension OffstageCore {
     /// After a daemon restart: the app's process `pid` is still alive. It is thawed (it may have been frozen
     /// by the previous daemon) and must reattach within `reattachTimeout`.
     public mutating func adopt(_ id: AppID, pid: Int32, at now: Instant) -> [CoreAction] {
-        guard apps[id] != nil, apps[id]?.process == nil else { return finish(now) }
-        adoptProcess(id, pid: pid, now)
-        emit(.thaw(id, pid: pid))
-        log(now, id, .attach, "found alive as pid \(pid) after a daemon restart; waiting for it to reattach")
+        adopt([(id, pid)], at: now)
+    }
+
+    /// Re-adopts every app found alive after a daemon restart (SPEC LC-8), all of them before anything is decided:
+    /// a decision taken between two adoptions (a session's events due, a queued request, a due refresh) would launch
+    /// an app whose process is alive but not adopted yet — a second instance, which the first then collides with.
+    public mutating func adopt(_ survivors: [(app: AppID, pid: Int32)], at now: Instant) -> [CoreAction] {
+        for (id, pid) in survivors where apps[id] != nil && apps[id]?.process == nil {
+            adoptProcess(id, pid: pid, now)
+            emit(.thaw(id, pid: pid))
+            log(now, id, .attach, "found alive as pid \(pid) after a daemon restart; waiting for it to reattach")
+        }
         return finish(now)
     }
 

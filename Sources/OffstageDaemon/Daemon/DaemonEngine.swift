@@ -207,8 +207,9 @@ public final class DaemonEngine: @unchecked Sendable {
                     "cannot watch an adopted process", metadata: ["offstage.pid": "\(record.pid)", "offstage.error": "\(error)"])
             }
             appsByPid[record.pid] = record.app
-            apply(core.adopt(record.app, pid: record.pid, at: now))
         }
+        // All at once: a decision between two adoptions could launch a survivor not adopted yet a second time.
+        apply(core.adopt(survivors.map { ($0.app, $0.pid) }, at: now))
         // Before anything fires: calendar notifications follow the machine's time zone if it changed meanwhile.
         followMachineTimeZone(postEventIfSame: false)
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
