@@ -30,12 +30,8 @@ public enum FrontierChart {
     ) -> String {
         let days = max(frontier.days, 1e-9)
         let curve = frontier.curve.map { (x: Double($0.wakeUps) / days, y: Double($0.freshOpens) / Double(max(frontier.opens, 1))) }
-        let left = 70.0
-        let right = Double(min(400, max(170, 56 + 7 * (policies.map(\.name.count).max() ?? 0))))
-        let top = 40.0
-        let bottom = 60.0
-        let plotWidth = Double(width) - left - right
-        let plotHeight = Double(height) - top - bottom
+        let frame = ChartFrame(width: width, height: height, longestName: policies.map(\.name.count).max() ?? 0, minimumRight: 170)
+        let (left, top, plotWidth, plotHeight) = (frame.left, frame.top, frame.plotWidth, frame.plotHeight)
 
         let frontierEnd = curve.last?.x ?? 1
         let near = policies.map(\.wakeUpsPerDay).filter { $0 <= max(3 * frontierEnd, 30) }
@@ -45,14 +41,7 @@ public enum FrontierChart {
         func y(_ share: Double) -> Double { top + (1 - (min(max(share, yMin), 1) - yMin) / (1 - yMin)) * plotHeight }
         let f = PolicyChart.format
 
-        var svg: [String] = []
-        svg.append(#"<?xml version="1.0" encoding="UTF-8"?>"#)
-        svg.append(
-            #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(width)" height="\#(height)" viewBox="0 0 \#(width) \#(height)" font-family="sans-serif" font-size="12">"#
-        )
-        svg.append(#"<rect x="0" y="0" width="\#(width)" height="\#(height)" fill="white"/>"#)
-        svg.append(
-            #"<text x="\#(f(left + plotWidth / 2))" y="22" text-anchor="middle" font-size="15">\#(PolicyChart.escape(title))</text>"#)
+        var svg = frame.head(title: title)
 
         // Grid, axes, ticks.
         let yStep = (1 - yMin) > 0.3 ? 0.1 : 0.05
@@ -67,10 +56,7 @@ public enum FrontierChart {
             svg.append(#"<line x1="\#(f(x(value)))" y1="\#(f(top))" x2="\#(f(x(value)))" y2="\#(f(top + plotHeight))"/>"#)
         }
         svg.append("</g>")
-        svg.append(#"<g class="axes" stroke="black" stroke-width="1">"#)
-        svg.append(#"<line x1="\#(f(left))" y1="\#(f(top + plotHeight))" x2="\#(f(left + plotWidth))" y2="\#(f(top + plotHeight))"/>"#)
-        svg.append(#"<line x1="\#(f(left))" y1="\#(f(top))" x2="\#(f(left))" y2="\#(f(top + plotHeight))"/>"#)
-        svg.append("</g>")
+        svg += frame.axes()
         svg.append(#"<g class="ticks" fill="black">"#)
         for share in yTicks {
             svg.append(#"<text x="\#(f(left - 6))" y="\#(f(y(share) + 4))" text-anchor="end">\#(String(format: "%.0f", share * 100))%</text>"#)
@@ -79,10 +65,7 @@ public enum FrontierChart {
             svg.append(#"<text x="\#(f(x(value)))" y="\#(f(top + plotHeight + 18))" text-anchor="middle">\#(String(format: "%g", value))</text>"#)
         }
         svg.append("</g>")
-        svg.append(
-            #"<text x="\#(f(left + plotWidth / 2))" y="\#(height - 14)" text-anchor="middle">Device wake-ups per day</text>"#)
-        svg.append(
-            #"<text x="18" y="\#(f(top + plotHeight / 2))" text-anchor="middle" transform="rotate(-90 18 \#(f(top + plotHeight / 2)))">Fresh opens (of all opens)</text>"#)
+        svg += frame.axisTitles(x: "Device wake-ups per day", y: "Fresh opens (of all opens)")
 
         // The reachable maximum.
         svg.append(

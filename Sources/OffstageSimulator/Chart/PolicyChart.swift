@@ -14,13 +14,8 @@ public enum PolicyChart {
         _ series: [PolicySeries], title: String = "Background refresh: freshness against wake-ups",
         width: Int = 800, height: Int = 480
     ) -> String {
-        let left = 70.0
-        // Room for the legend: its marker, and about 7 px per character of the longest name.
-        let right = Double(min(400, max(150, 56 + 7 * (series.map(\.name.count).max() ?? 0))))
-        let top = 40.0
-        let bottom = 60.0
-        let plotWidth = Double(width) - left - right
-        let plotHeight = Double(height) - top - bottom
+        let frame = ChartFrame(width: width, height: height, longestName: series.map(\.name.count).max() ?? 0, minimumRight: 150)
+        let (left, top, plotWidth, plotHeight) = (frame.left, frame.top, frame.plotWidth, frame.plotHeight)
 
         let positive = series.flatMap(\.points).map(\.wakeUpsPerDay).filter { $0 > 0 }
         let lowDecade = Int((log10(positive.min() ?? 1)).rounded(.down))
@@ -33,14 +28,7 @@ public enum PolicyChart {
         }
         func y(_ share: Double) -> Double { top + (1 - min(max(share, 0), 1)) * plotHeight }
 
-        var svg: [String] = []
-        svg.append(#"<?xml version="1.0" encoding="UTF-8"?>"#)
-        svg.append(
-            #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(width)" height="\#(height)" viewBox="0 0 \#(width) \#(height)" font-family="sans-serif" font-size="12">"#
-        )
-        svg.append(#"<rect x="0" y="0" width="\#(width)" height="\#(height)" fill="white"/>"#)
-        svg.append(
-            #"<text x="\#(format(left + plotWidth / 2))" y="22" text-anchor="middle" font-size="15">\#(escape(title))</text>"#)
+        var svg = frame.head(title: title)
 
         // Grid and ticks.
         svg.append(#"<g class="grid" stroke="rgb(221,221,221)" stroke-width="1">"#)
@@ -55,10 +43,7 @@ public enum PolicyChart {
             }
         }
         svg.append("</g>")
-        svg.append(#"<g class="axes" stroke="black" stroke-width="1">"#)
-        svg.append(#"<line x1="\#(format(left))" y1="\#(format(top + plotHeight))" x2="\#(format(left + plotWidth))" y2="\#(format(top + plotHeight))"/>"#)
-        svg.append(#"<line x1="\#(format(left))" y1="\#(format(top))" x2="\#(format(left))" y2="\#(format(top + plotHeight))"/>"#)
-        svg.append("</g>")
+        svg += frame.axes()
         svg.append(#"<g class="ticks" fill="black">"#)
         for step in stride(from: 0, through: 10, by: 2) {
             let share = Double(step) / 10
@@ -70,10 +55,7 @@ public enum PolicyChart {
             svg.append(#"<text x="\#(format(x(value)))" y="\#(format(top + plotHeight + 18))" text-anchor="middle">\#(escape(label))</text>"#)
         }
         svg.append("</g>")
-        svg.append(
-            #"<text x="\#(format(left + plotWidth / 2))" y="\#(height - 14)" text-anchor="middle">Device wake-ups per day (log scale)</text>"#)
-        svg.append(
-            #"<text x="18" y="\#(format(top + plotHeight / 2))" text-anchor="middle" transform="rotate(-90 18 \#(format(top + plotHeight / 2)))">Fresh opens</text>"#)
+        svg += frame.axisTitles(x: "Device wake-ups per day (log scale)", y: "Fresh opens")
 
         // Series.
         for (index, policy) in series.enumerated() {

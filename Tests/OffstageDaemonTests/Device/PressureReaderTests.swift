@@ -206,16 +206,22 @@ struct PressureReaderTests {
 
 @Suite("Polling memory pressure and the thermal state (SPEC MEM-1, SCH-11)")
 struct PressurePollingTests {
+    /// A reader of the PSI file `psi` alone: no power supply, no network, and (with `thermal`) no thermal zones.
+    static func psiOnly(_ fixture: SysfsFixture, _ psi: String, thermal: Bool = false) -> MachineConditionsReader {
+        MachineConditionsReader(
+            power: PowerSupplyReader(root: fixture.root + "/none"),
+            network: NetworkReader(root: fixture.root + "/none", addresses: .notRequired),
+            memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil),
+            thermal: thermal ? ThermalReader(root: fixture.root + "/none") : nil)
+    }
+
     @Test("MEM-1: with a poll interval, a change of the PSI file alone is read and handed on without any kernel message; power and network stay as read")
     func pollsPressure() throws {
         try SysfsFixture.with { fixture in
             let psi = fixture.root + "/memory"
             try idlePSI.write(toFile: psi, atomically: false, encoding: .utf8)
             let readings = Mutex<[MachineReading]>([])
-            let reader = MachineConditionsReader(
-                power: PowerSupplyReader(root: fixture.root + "/none"),
-                network: NetworkReader(root: fixture.root + "/none", addresses: .notRequired),
-                memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil), thermal: ThermalReader(root: fixture.root + "/none"))
+            let reader = Self.psiOnly(fixture, psi, thermal: true)
             let watcher = try MachineConditionsWatcher(reader: reader, pressurePollInterval: 0.1) { reading in
                 readings.withLock { $0.append(reading) }
             }
@@ -234,10 +240,7 @@ struct PressurePollingTests {
         try SysfsFixture.with { fixture in
             let psi = fixture.root + "/memory"
             try idlePSI.write(toFile: psi, atomically: false, encoding: .utf8)
-            let reader = MachineConditionsReader(
-                power: PowerSupplyReader(root: fixture.root + "/none"),
-                network: NetworkReader(root: fixture.root + "/none", addresses: .notRequired),
-                memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil))
+            let reader = Self.psiOnly(fixture, psi)
             let watcher = try MachineConditionsWatcher(reader: reader, pressurePollInterval: 0.1) { _ in }
             defer { watcher.shutdown() }
             try busyPSI.write(toFile: psi, atomically: false, encoding: .utf8)
@@ -264,10 +267,7 @@ struct PressurePollingTests {
         try SysfsFixture.with { fixture in
             let psi = fixture.root + "/memory"
             try busyPSI.write(toFile: psi, atomically: false, encoding: .utf8)
-            let reader = MachineConditionsReader(
-                power: PowerSupplyReader(root: fixture.root + "/none"),
-                network: NetworkReader(root: fixture.root + "/none", addresses: .notRequired),
-                memory: MemoryPressureReader(psiPath: psi, meminfoPath: nil))
+            let reader = Self.psiOnly(fixture, psi)
             let watcher = try MachineConditionsWatcher(reader: reader, pressurePollInterval: 0.1) { _ in }
             defer { watcher.shutdown() }
             watcher.readPressure(true)
