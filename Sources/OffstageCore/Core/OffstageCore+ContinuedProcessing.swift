@@ -164,8 +164,8 @@ extension OffstageCore {
             if !ending.isEmpty { running = continuedRunning() }
         }
         // After a daemon restart the apps found alive report the tasks they still run as they reattach: until every one
-        // has, the slots taken are unknown, and an app not adopted yet (adoption goes app by app) would be launched
-        // a second time for a queued request. Each reattach runs the scheduler again (`adoptContinued`).
+        // has, the slots taken are unknown, and a queued request started now could overfill them (or go to a process
+        // that is still to say what it runs). Each reattach runs the scheduler again (`adoptContinued`).
         if apps.values.contains(where: { $0.process?.reattachDeadline != nil }) { return }
         var free = policy.free(running: running.count, underPressure: pressure != nil)
         guard free > 0 else { return }
