@@ -338,3 +338,43 @@ struct ContinuedProcessingTests {
         #expect(core.apps[exporter]?.process?.pid == 777)
     }
 }
+
+extension ContinuedProcessingTests {
+    @Test("SCH-11, LC-8: a request the store still has queued but the app reports running after a daemon restart (killed between handing the start to the app and writing it) runs once: it leaves the queue and is not started again when a slot frees")
+    func reportedRunningLeavesTheQueue() throws {
+        // Found by the crash harness (seed 1, on two slow cores): the daemon handed export 7's start to the app, was
+        // killed before the store wrote it, and after the restart started export 7 a second time in the same process.
+        var core = OffstageCore(numberSeed: 1)
+        let now = Instant(secondsSinceEpoch: 100)
+        var durable = AppDurableState()
+        for (number, offset) in [(7, 0), (8, 1)] {
+            durable.schedule.requests["com.example.export.\(number)"] = TaskRequest(
+                identifier: "com.example.export.\(number)", kind: .continued, submittedAt: now + .seconds(offset),
+                continued: ContinuedTaskDetails(title: "Exporting"))
+        }
+        let manifest = Manifest(id: exporter, executable: "app", permittedTaskIdentifiers: [pattern])
+        core.restore(InstalledApp(manifest: manifest, bundlePath: "/x", installedAt: now), durable: durable)
+        var actions = core.adopt([(exporter, 777)], at: now) + core.recover(at: now)
+        let progress = ContinuedProgress(completed: 24, total: 40, title: "Exporting", subtitle: "", reportedAt: now)
+        let report = AttachReport(
+            launchCompleted: true, state: .background,
+            continuedTasks: [.init(run: 41, identifier: "com.example.export.7", progress: progress)])
+        let attached = try core.attached(exporter, pid: 777, report: report, at: now)
+        actions += attached
+        #expect(attached.contains { if case .saveApp(exporter) = $0 { true } else { false } }, "the queue's change is written")
+        #expect(core.apps[exporter]?.durable.schedule.requests["com.example.export.7"] == nil)
+        let status = try #require(core.status(of: exporter, at: now))
+        // Two slots: export 7 (taken up) and export 8 (started from the queue); export 7 is listed once.
+        #expect(status.continued.map(\.identifier) == ["com.example.export.7", "com.example.export.8"], "\(status.continued)")
+        #expect(status.continued.first?.completed == 24, "the progress the app reported, not a fresh start")
+
+        // Export 7 ends: nothing starts it again.
+        let later = now + .seconds(1)
+        actions += try core.completeTask(exporter, pid: 777, run: 41, result: .newData, at: later)
+        let after = try #require(core.status(of: exporter, at: later))
+        #expect(after.continued.map(\.identifier) == ["com.example.export.8"], "\(after.continued)")
+        let starts = actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskRun { entry.message } else { nil } }
+        #expect(starts.filter { $0.contains("'com.example.export.7'") && $0.contains(") started (") }.isEmpty, "\(starts)")
+        #expect(starts.filter { $0.contains("'com.example.export.8'") && $0.contains(") started (") }.count == 1, "\(starts)")
+    }
+}

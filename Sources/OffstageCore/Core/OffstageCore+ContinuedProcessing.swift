@@ -319,6 +319,13 @@ extension OffstageCore {
                 onBattery: !conditions(at: now).charging, progress: progress))
             nextNumber = max(nextNumber, task.run + 1)
             log(now, id, .taskRun, "continued-processing task '\(task.identifier)' (\(QuotedText.quote(progress.title))) taken up again after a daemon restart at \(progress.description)")
+            // The start is handed to the app before the store has written that the request left the queue: a kill in
+            // between leaves it queued. The app running it is the truth; starting it again would run the user's work twice.
+            if apps[id]?.durable.schedule.requests[task.identifier]?.kind == .continued {
+                apps[id]?.durable.schedule.requests[task.identifier] = nil
+                emit(.saveApp(id))
+                log(now, id, .schedule, "queued continued-processing request '\(task.identifier)' left the queue: the app reports it running (its start was not written before the daemon stopped)")
+            }
         }
         if !runs.isEmpty { continuedApps.insert(id) }
         for run in runs { showContinued(id, run) }
