@@ -118,14 +118,14 @@ struct OracleFrontierTests {
         }
     }
 
-    @Test("Cluster rule: work started within d after the lock, while a run begun with the screen on goes on, costs the meter nothing; the frontier's runs begun with the screen on end before the lock")
+    @Test("Cluster rule (decision 0045): work started after the lock, while a run begun with the screen on goes on, costs the meter a wake-up as it costs the frontier; the frontier's runs begun with the screen on end before the lock")
     func clusterRule() throws {
         let trace = try frontierHandTrace()
         // C's first open is free (window [0, 79]); placed at 99 its run lasts past the lock at 100, and the three
-        // refreshes of the gap [100, 200) started at 100 join its cluster: the meter counts no wake-up.
+        // refreshes of the gap [100, 200) started at 100 overlap its cluster, which did not wake the device: one wake-up.
         let carried = [BackgroundRun(app: "C", span: Span(start: at(99), duration: .seconds(10)))]
             + ["B", "C", "I"].map { BackgroundRun(app: $0, span: Span(start: at(100), duration: .seconds(10))) }
-        #expect(EnergyMeter().measure(DeviceTimeline(trace: trace, runs: carried)).wakeUps == 0)
+        #expect(EnergyMeter().measure(DeviceTimeline(trace: trace, runs: carried)).wakeUps == 1)
         // Two screen-off instants less than d apart are one cluster, one wake-up.
         let close = [at(150), at(159)].map { BackgroundRun(app: "B", span: Span(start: $0, duration: .seconds(10))) }
         #expect(EnergyMeter().measure(DeviceTimeline(trace: trace, runs: close)).wakeUps == 1)

@@ -4,9 +4,12 @@ import OffstageCore
 ///
 /// Definitions (spans are half-open, so work that starts the instant other work ends does not overlap it):
 /// - A **device wake-up** is a transition from asleep (screen off, no background work running) to running
-///   background work. Runs are taken in order of start; a run that starts while an earlier run is still going on
-///   joins its cluster and costs no wake-up; a run that starts a new cluster costs one wake-up if the screen is off
-///   at its start, none if the screen is on (work done with the screen on costs only CPU and radio energy).
+///   background work. Runs are taken in order of start and form clusters of overlapping runs. A run that starts with
+///   the screen on costs no wake-up (work done with the screen on costs only CPU and radio energy). A run that starts
+///   with the screen off costs one, unless it starts while its cluster has already woken the device: a run of the
+///   cluster started with the screen off. Work begun while the user was on the device and still going on at the lock
+///   does not make the lock's next seconds free (decisions 0011, 0045): otherwise a policy could start any refresh
+///   in the last seconds before a lock and make the screen-off stretch after it free.
 /// - A **radio activation** is a network run that starts while the radio is idle: not during another network run
 ///   and not within ``RadioPowerModel/tailDuration`` after the end of earlier network activity.
 public struct EnergyMeter: Sendable {
@@ -24,13 +27,18 @@ public struct EnergyMeter: Sendable {
 
         var wakeUps = 0
         var busyUntil: Instant?
+        var woken = false  // whether a run of the current cluster started with the screen off
         for run in runs {
             if let busy = busyUntil, run.span.start < busy {
                 busyUntil = max(busy, run.span.end)
-                continue
+            } else {
+                busyUntil = run.span.end
+                woken = false
             }
-            if !timeline.isScreenOn(at: run.span.start) { wakeUps += 1 }
-            busyUntil = run.span.end
+            if !woken && !timeline.isScreenOn(at: run.span.start) {
+                wakeUps += 1
+                woken = true
+            }
         }
 
         let cpuTime = runs.reduce(Duration.zero) { $0 + $1.span.duration }

@@ -3,7 +3,7 @@ import OffstageCore
 /// What a ``DeviceTimeline``'s background work cost, by component.
 public struct EnergyReport: Hashable, Sendable {
     /// Device wake-ups: background runs (or clusters of overlapping runs) that started while the screen was off and
-    /// no other background run was going on.
+    /// no run that had already woken the device was going on (``EnergyMeter``).
     public var wakeUps: Int
     /// The background runs measured.
     public var runs: Int

@@ -27,10 +27,9 @@ import OffstageCore
 /// window's end `t − d'`, and two such ends of opens in different screen-on spans are more than `d'` apart; within
 /// one stretch of screen-off time every window starts at its first instant, so an optimal plan chooses one instant
 /// there); the tests and the policy benchmark check it by metering the frontier's plans, directly and replayed
-/// through the core as a ``PlannedPolicy``. The frontier does not use work started
-/// with the screen on to carry refreshes past the lock: under the meter's rule a refresh started within `d` after
-/// the lock while such a run still goes on would cost nothing; the frontier counts it as a wake-up (decision 0011's
-/// conservative reading) and its plans leave no such run where it could.
+/// through the core as a ``PlannedPolicy``. Work started with the screen on does not carry refreshes past the lock:
+/// a refresh started after the lock while such a run still goes on is a wake-up, for the frontier as for the meter
+/// (decisions 0011, 0045).
 public struct OracleFrontier: Sendable {
     /// One open's window.
     public struct Window: Hashable, Sendable {
