@@ -41,6 +41,9 @@ public enum CoreAction: Hashable, Sendable {
     /// Show the user where a continued-processing run stands (its title, progress, whether it is ending), or, with
     /// nil, that it is over: the desktop's progress notification (SPEC SCH-11).
     indirect case continuedProgress(AppID, run: UInt64, ContinuedTaskView?)
+    /// Store a record of the history of scheduled work: a stretch of waiting, or a run (SPEC SCH-8). Records come
+    /// open (no end) and again when they close; the shell keeps the latest of each. Indirect, as a transfer action.
+    indirect case recordHistory(HistoryRecord)
 }
 
 /// How to launch an app.

@@ -113,7 +113,7 @@ extension OffstageCore {
             guard !run.expirationSent else {
                 return ("'\(identifier)' is already ending (\(run.endedBecause ?? "its expiration handler was called"))", finish(now))
             }
-            endContinued(id, run, because: "cancelled by the user", now)
+            endContinued(id, run, because: "cancelled by the user", cause: .cancelled, now)
             return ("cancelled '\(identifier)' at \(run.progress?.description ?? "0 of ?"): the app's expiration handler was called", finish(now))
         }
         if let request = entry.durable.schedule.requests[identifier] {
@@ -159,7 +159,7 @@ extension OffstageCore {
                 endContinued(
                     victim.app, run,
                     because: "ended under pressure (\(pressure)): it reported the least progress (\(victim.progress.description)) of the \(live) running",
-                    now)
+                    cause: .pressure, now)
             }
             if !ending.isEmpty { running = continuedRunning() }
         }
@@ -178,10 +178,10 @@ extension OffstageCore {
     }
 
     /// Calls a running task's expiration handler, recording why it ends.
-    mutating func endContinued(_ id: AppID, _ run: TaskRun, because reason: String, _ now: Instant) {
+    mutating func endContinued(_ id: AppID, _ run: TaskRun, because reason: String, cause: RunExpiry, _ now: Instant) {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == run.id }) else { return }
         apps[id]?.process?.runs[index].endedBecause = reason
-        expireRun(id, run: run.id, because: reason, now)
+        expireRun(id, run: run.id, because: reason, cause: cause, now)
         if let ending = apps[id]?.process?.runs[index] { showContinued(id, ending) }
     }
 
@@ -227,12 +227,22 @@ extension OffstageCore {
     }
 
     /// Why a queued request of this app cannot start now, or nil when it can.
-    func continuedStartHold(_ entry: AppEntry, _ now: Instant) -> String? {
-        if let reason = continuedUnavailability(entry) { return reason }
-        if entry.durable.forceQuit { return "the user force-quit the app" }
-        if entry.uninstalling { return "the app is being uninstalled" }
-        if entry.process?.termination != nil { return "the app is being terminated" }
-        if let until = entry.durable.crashLoop.notBefore, until > now { return "the app crashed repeatedly; not before \(until.clockTime)" }
+    func continuedStartHold(_ entry: AppEntry, _ now: Instant) -> String? { continuedStartBlock(entry, now)?.text }
+
+    /// Why a queued request of this app cannot start now, as the history names it and for people; nil when it can.
+    func continuedStartBlock(_ entry: AppEntry, _ now: Instant) -> (reason: WaitReason, text: String)? {
+        if let text = continuedUnavailability(entry) {
+            let reason: WaitReason =
+                !device.settings.multitaskingSupported
+                ? .multitaskingOff : entry.app.manifest.exitsOnSuspend ? .exitsOnSuspend : .backgroundActivityOff
+            return (reason, text)
+        }
+        if entry.durable.forceQuit { return (.forceQuit, "the user force-quit the app") }
+        if entry.uninstalling { return (.terminating, "the app is being uninstalled") }
+        if entry.process?.termination != nil { return (.terminating, "the app is being terminated") }
+        if let until = entry.durable.crashLoop.notBefore, until > now {
+            return (.crashLoop, "the app crashed repeatedly; not before \(until.clockTime)")
+        }
         return nil
     }
 
@@ -313,10 +323,12 @@ extension OffstageCore {
             let request = TaskRequest(
                 identifier: task.identifier, kind: .continued, submittedAt: now,
                 continued: ContinuedTaskDetails(title: progress.title, subtitle: progress.subtitle))
-            runs.append(TaskRun(
+            var run = TaskRun(
                 id: task.run, request: request, startedAt: now,
                 expiresAt: now + .seconds(double: configuration.continuedProcessing.progressTimeout), forced: false,
-                onBattery: !conditions(at: now).charging, progress: progress))
+                onBattery: !conditions(at: now).charging, progress: progress)
+            run.start = .adopted
+            runs.append(run)
             nextNumber = max(nextNumber, task.run + 1)
             log(now, id, .taskRun, "continued-processing task '\(task.identifier)' (\(QuotedText.quote(progress.title))) taken up again after a daemon restart at \(progress.description)")
             // The start is handed to the app before the store has written that the request left the queue: a kill in
@@ -328,7 +340,10 @@ extension OffstageCore {
             }
         }
         if !runs.isEmpty { continuedApps.insert(id) }
-        for run in runs { showContinued(id, run) }
+        for run in runs {
+            recordRunStarted(id, run, now)
+            showContinued(id, run)
+        }
         return runs
     }
 }

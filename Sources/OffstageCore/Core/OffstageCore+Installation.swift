@@ -151,6 +151,7 @@ extension OffstageCore {
     public mutating func shutdown(at now: Instant) -> [CoreAction] {
         shuttingDown = true
         schedulerDeadline = nil
+        closeAllWaits(now)
         // Running transfers stop (and resume from their checkpoints at the next start).
         transfers.dirty = true
         for id in apps.keys.sorted() where apps[id]?.process != nil {

@@ -110,6 +110,7 @@ extension OffstageCore {
         }
         let conditions = conditions(at: now)
         settleContinued(conditions, now)
+        observeContinuedWaits(now)
         refreshSchedulingViews(conditions, now)
         var candidates: [SchedulingContext.Candidate] = []
         var nextLift: Instant?
@@ -171,21 +172,34 @@ extension OffstageCore {
         for id in stale.sorted() {
             guard let entry = apps[id], !entry.uninstalling else {
                 schedulingViews[id] = nil
+                observeWaits(id, [], now)
                 continue
             }
             expireRunsThatLostTheirConditions(id, conditions, now)
-            schedulingViews[id] = schedulingView(of: entry, conditions, now)
+            let (view, waiting) = schedulingViewAndWaits(of: entry, conditions, now)
+            schedulingViews[id] = view
+            // What each request waits for is recorded whenever the scheduler looks (SPEC SCH-8 history).
+            observeWaits(id, waiting, now)
         }
     }
 
     /// One app's view computed from scratch: what its controllers let through now, and when a hold next lifts.
     func schedulingView(of entry: AppEntry, _ conditions: DeviceConditions, _ now: Instant) -> AppSchedulingView {
+        schedulingViewAndWaits(of: entry, conditions, now).view
+    }
+
+    /// The view, and what each pending request it looked at waits for (for the history).
+    func schedulingViewAndWaits(
+        of entry: AppEntry, _ conditions: DeviceConditions, _ now: Instant
+    ) -> (view: AppSchedulingView, waiting: [TaskHistory.Waiting]) {
         var view = AppSchedulingView()
+        var waitingNow: [TaskHistory.Waiting] = []
         let id = entry.app.id
         let running = Set(entry.process?.runs.map(\.request.identifier) ?? [])
         for request in pendingRequests(of: entry) where !running.contains(request.identifier) {
             if request.kind == .processing { view.processingPending = true }
             let holds = holds(on: request, of: entry, conditions, now: now)
+            waitingNow.append(waiting(request, holds: holds))
             guard holds.isEmpty else {
                 for lift in holds.compactMap(\.liftsAt) where lift > now && (view.nextLift.map { lift < $0 } ?? true) {
                     view.nextLift = lift
@@ -197,7 +211,7 @@ extension OffstageCore {
                 usage: entry.durable.schedule.usage, results: entry.durable.schedule.results,
                 installedAt: entry.app.installedAt))
         }
-        return view
+        return (view, waitingNow)
     }
 
     /// Makes the next decision look at every app again, as every decision did before views were kept: the baseline
@@ -230,7 +244,7 @@ extension OffstageCore {
             let lost = holds(on: run.request, of: entry, conditions, now: now).filter {
                 [.deviceNotIdle, .externalPower, .noNetwork, .backgroundDataRestricted, .dataSaver, .lowPowerMode].contains($0)
             }
-            if let first = lost.first { expireRun(id, run: run.id, because: "\(first)", now) }
+            if let first = lost.first { expireRun(id, run: run.id, because: "\(first)", cause: .conditions, now) }
         }
     }
 }

@@ -120,7 +120,7 @@ extension OffstageCore {
                 .invalidArgument, "the expiration handler of '\(identifier)' in '\(id)' was already called",
                 fix: "wait for the app to complete the task, or for the grace period to end")
         }
-        expireRun(id, run: run.id, because: "forced", now)
+        expireRun(id, run: run.id, because: "forced", cause: .forced, now)
         return finish(now)
     }
 

@@ -26,13 +26,17 @@ extension OffstageCore {
         if entry.process == nil {
             launch(id, request.kind.launchReason, now)
             how = "launched into the background"
+            run.start = .launched
         } else if entry.process?.frozen == true {
             wakeInBackground(id, now)
             how = "resumed"
+            run.start = .resumed
         } else {
             how = "running"
+            run.start = .running
         }
         apps[id]?.process?.runs.append(run)
+        recordRunStarted(id, run, now)
         showContinued(id, run)
         enqueue(
             id,
@@ -61,7 +65,14 @@ extension OffstageCore {
     }
 
     /// Records the end of a run: result, budget, and the request's return to pending if the run was cut off.
-    mutating func endRun(_ id: AppID, _ run: TaskRun, _ result: TaskResult, _ now: Instant, cutOff: String? = nil) {
+    /// `outcome` says how a run that was cut off ended (nil when the app completed it).
+    mutating func endRun(
+        _ id: AppID, _ run: TaskRun, _ result: TaskResult, _ now: Instant, cutOff: String? = nil, outcome: RunOutcome? = nil
+    ) {
+        let detail = [run.endedBecause, cutOff].compactMap { $0 }.joined(separator: "; ")
+        recordRunEnded(
+            id, run, cutOff == nil ? nil : outcome ?? .appEnded, result: cutOff == nil ? result : nil,
+            detail: detail.isEmpty ? nil : detail, now)
         if let progress = run.progress {
             endContinuedRun(id, run, progress, result, now, cutOff: cutOff)
             return
@@ -89,13 +100,14 @@ extension OffstageCore {
     }
 
     /// Calls a run's expiration handler now; the app must complete it within the grace period.
-    mutating func expireRun(_ id: AppID, run runID: UInt64, because why: String, _ now: Instant) {
+    mutating func expireRun(_ id: AppID, run runID: UInt64, because why: String, cause: RunExpiry, _ now: Instant) {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
             let run = apps[id]?.process?.runs[index], !run.expirationSent
         else { return }
         let killAt = now + configuration.taskGrace
         apps[id]?.process?.runs[index].expirationSent = true
         apps[id]?.process?.runs[index].killAt = killAt
+        apps[id]?.process?.runs[index].expiry = cause
         enqueue(id, .taskExpiring(run: runID))
         let label = run.progress != nil ? runLabel(run) : run.request.kind == .fetch ? "background fetch" : "task '\(run.request.identifier)'"
         log(now, id, .taskExpire, "\(label): expiration handler due (\(why))")
@@ -114,9 +126,11 @@ extension OffstageCore {
             if !run.expirationSent, now >= run.expiresAt {
                 if let progress = run.progress {
                     let silence = format((now - progress.reportedAt).inSeconds)
-                    endContinued(id, run, because: "it reported no progress for \(silence) s", now)
+                    endContinued(id, run, because: "it reported no progress for \(silence) s", cause: .noProgress, now)
                 } else {
-                    expireRun(id, run: run.id, because: "runtime of \(format((run.expiresAt - run.startedAt).inSeconds)) s is over", now)
+                    expireRun(
+                        id, run: run.id, because: "runtime of \(format((run.expiresAt - run.startedAt).inSeconds)) s is over",
+                        cause: .runtime, now)
                 }
             }
         }
@@ -126,8 +140,11 @@ extension OffstageCore {
     /// The process is gone: every run it had is cut off and its request pending again.
     mutating func cutOffRuns(_ id: AppID, _ status: ExitStatus, _ now: Instant) {
         guard let runs = apps[id]?.process?.runs, !runs.isEmpty else { return }
+        let reason = apps[id]?.process?.termination?.reason
         apps[id]?.process?.runs = []
-        for run in runs { endRun(id, run, .failed, now, cutOff: "the app \(status)") }
+        for run in runs {
+            endRun(id, run, .failed, now, cutOff: "the app \(status)", outcome: outcomeOfCutOff(run, reason, now))
+        }
     }
 
     /// A continued-processing run ended: its slot is free for the next queued request. It teaches the refresh policy

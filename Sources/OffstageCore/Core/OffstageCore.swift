@@ -57,6 +57,8 @@ public struct OffstageCore: Sendable {
     var transferInputs: TransferInputs?
     /// When an app's launch for its finished transfers, delayed, is due (SPEC TR-3).
     var transferRelaunchAt: Instant?
+    /// Since when, and why, each pending request has waited: the open end of the history (SPEC SCH-8).
+    public internal(set) var history = TaskHistory()
 
     /// Creates a core.
     /// - Parameters:
@@ -187,6 +189,7 @@ public struct OffstageCore: Sendable {
         deadlinesStale.formUnion(touched)
         for id in deadlinesStale { refreshProcessDeadline(id) }
         deadlinesStale.removeAll(keepingCapacity: true)
+        flushHistory()
         // The caller takes the buffer. Emptied keeping its capacity, the outbox would get a new one as large: after a
         // burst of 64,000 notifications firing, tens of megabytes held for nothing.
         let actions = outbox

@@ -20,6 +20,10 @@ public struct TaskRun: Hashable, Sendable, Codable {
     public var progress: ContinuedProgress?
     /// Why the system ended it early (the user cancelled it, pressure, silence), recorded with its end.
     public var endedBecause: String?
+    /// Why its expiration handler was called, once it was (the history records it with the run's end, SPEC SCH-8).
+    public var expiry: RunExpiry?
+    /// How it started (the history records it with the run, SPEC SCH-8).
+    public var start: RunStart?
 
     /// The next instant the core must act on this run.
     public var deadline: Instant { killAt ?? expiresAt }

@@ -79,6 +79,8 @@ extension DaemonEngine {
             performTransfer(transfer)
         case .continuedProgress(let id, let run, let view):
             showProgress(id, run: run, view)
+        case .recordHistory:
+            break  // the store keeps the history from the next commit on
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }

@@ -80,6 +80,8 @@ extension Simulation {
                 break
             case .continuedProgress:
                 break  // no desktop: the simulation's user reads tasks and apps, as `offstage` does
+            case .recordHistory(let record):
+                historyArchive.apply(record)
             case .watchSocket(let id, let token, let armed):
                 sockets[token] = SimulatedSocket(app: id, armed: armed)
             case .closeSocket(_, let token):

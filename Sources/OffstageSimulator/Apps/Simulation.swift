@@ -61,6 +61,8 @@ public struct Simulation: Sendable {
     /// Sessions and launch counts as the journal keeps them.
     public internal(set) var transferSessionJournal: [TransferSessionKey: TransferSession] = [:]
     public internal(set) var transferRelaunchJournal: [AppID: TransferRelaunches] = [:]
+    /// The history of scheduled work, as the daemon's store keeps it (SPEC SCH-8).
+    public internal(set) var historyArchive = HistoryArchive()
 
     /// Creates a simulation.
     /// - Parameters:

@@ -515,7 +515,7 @@ enum CoreInvariants {
             for problem in store.apply(notification, pushAlert: pushAlert) {
                 fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
             }
-        case .log, .saveApp, .saveDevice, .continuedProgress:
+        case .log, .saveApp, .saveDevice, .continuedProgress, .recordHistory:
             break
         }
         found += checkPush(action, seen)

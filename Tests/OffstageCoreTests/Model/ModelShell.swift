@@ -449,7 +449,7 @@ struct ModelShell {
                 // What it breaks, the check of the action above has recorded.
                 _ = notificationStore.apply(action, pushAlert: pushAlert)
                 if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
-            case .log, .saveApp, .saveDevice:
+            case .log, .saveApp, .saveDevice, .recordHistory:
                 break
             }
         }
@@ -665,6 +665,8 @@ struct ModelShell {
             default: return
             }
         case .saveApp, .saveDevice: return
+        case .recordHistory(.wait): key = "history.wait"
+        case .recordHistory(.run(let run)): key = run.outcome.map { "history.run.\($0.rawValue)" } ?? "history.run.started"
         case .continuedProgress(_, _, let view):
             guard let view else {
                 key = "continued.over"
@@ -706,7 +708,7 @@ struct ModelShell {
         case .watchAccessory(let id, let name, let path): "→ watch accessory \(name) of \(id) at \(path)"
         case .unwatchAccessory(let id, let name): "→ unwatch accessory \(name) of \(id)"
         case .log(let entry): "  · \(entry.app.map { "\($0): " } ?? "")\(entry.message)"
-        case .saveApp, .saveDevice: nil
+        case .saveApp, .saveDevice, .recordHistory: nil
         case .notification(let action): "→ notification \(action.kindName)"
         case .push(let action): "→ push \(action)"
         case .transfer(let action): "→ transfer \(action)"
