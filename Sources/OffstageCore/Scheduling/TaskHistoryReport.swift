@@ -33,6 +33,20 @@ public struct TaskHistoryReport: Hashable, Sendable, Codable {
     /// Whether a stretch of waiting within the window was cut short by a daemon that stopped without closing it.
     public var interrupted: Bool
 
+    /// Creates a report.
+    public init(
+        app: AppID, identifier: String, kind: TaskKind, runs: [RunRecord], waited: Double, held: [ReasonTotal],
+        interrupted: Bool
+    ) {
+        self.app = app
+        self.identifier = identifier
+        self.kind = kind
+        self.runs = runs
+        self.waited = waited
+        self.held = held
+        self.interrupted = interrupted
+    }
+
     /// The reports of every identifier found in `waits` and `runs` (filtered to `identifier` if given) over
     /// `[from, to]`, sorted by identifier. Open stretches and runs count up to `to`.
     public static func reports(

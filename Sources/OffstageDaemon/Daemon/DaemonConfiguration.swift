@@ -106,6 +106,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// `machinePressure`: `{"machinePressure": {"pollInterval": 5, "psiFullCritical": 10}}`. Defaults: those of
     /// ``MachinePressureSettings``.
     public var machinePressure = MachinePressureSettings()
+    /// Seconds the history of scheduled work (`offstage explain --history`, SPEC SCH-8) is kept. Default 7 days.
+    public var historyMaxAge: Double = 7 * 86_400
+    /// Rows of that history kept per app, for its waits and for its runs each. Default 5,000.
+    public var historyRowsPerApp: Int = 5_000
 
     /// The defaults.
     public init() {}
@@ -114,7 +118,12 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
-        case machinePressure
+        case machinePressure, historyMaxAge, historyRowsPerApp
+    }
+
+    /// The history's bounds in the store.
+    var historyBounds: OffstageStore.HistoryBounds {
+        OffstageStore.HistoryBounds(maximumAge: historyMaxAge, rowsPerApp: historyRowsPerApp)
     }
 
     /// ``desktopNotificationTimeout`` as the desktop takes it: milliseconds, -1 for the desktop's choice.
@@ -175,6 +184,15 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         guard ["auto", "cgroupV2", "cgroupV1", "signalStop"].contains(freezer) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .freezer, in: container, debugDescription: "cannot be \(QuotedText.quote(freezer))")
+        }
+        historyMaxAge = try container.decodeIfPresent(Double.self, forKey: .historyMaxAge) ?? defaults.historyMaxAge
+        guard historyMaxAge >= 60, historyMaxAge.isFinite else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .historyMaxAge, in: container, debugDescription: "must be at least 60 seconds")
+        }
+        historyRowsPerApp = try container.decodeIfPresent(Int.self, forKey: .historyRowsPerApp) ?? defaults.historyRowsPerApp
+        guard historyRowsPerApp >= 10 else {
+            throw DecodingError.dataCorruptedError(forKey: .historyRowsPerApp, in: container, debugDescription: "must be at least 10")
         }
         guard eventLogCapacity >= 100 else {
             throw DecodingError.dataCorruptedError(forKey: .eventLogCapacity, in: container, debugDescription: "must be at least 100")

@@ -79,8 +79,8 @@ extension DaemonEngine {
             performTransfer(transfer)
         case .continuedProgress(let id, let run, let view):
             showProgress(id, run: run, view)
-        case .recordHistory:
-            break  // the store keeps the history from the next commit on
+        case .recordHistory(let record):
+            pendingHistory.append(record)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         }
@@ -142,6 +142,8 @@ extension DaemonEngine {
 
     func forget(_ id: AppID, bundlePath: String) {
         unsavedApps.remove(id)
+        // Its history goes with it; what is still to be written would otherwise come back after the delete.
+        pendingHistory.removeAll { $0.app == id }
         // Its device token dies with it: the gateway answers 410 Unregistered from now on (SPEC NT-3).
         unregisterForPush(id, because: "the app was uninstalled")
         unsubscribeWebPush(id, because: "the app was uninstalled")
@@ -170,6 +172,15 @@ extension DaemonEngine {
         deviceUnsaved = false
         let store = store
         writeDurably("state") { try store.save(apps: apps, device: device) }
+    }
+
+    /// Hands the history records of the input to the writer thread, after its state (SPEC SCH-8).
+    func saveHistory() {
+        guard !pendingHistory.isEmpty else { return }
+        let records = pendingHistory
+        pendingHistory.removeAll(keepingCapacityUpTo: Self.keptCapacity)
+        let (store, now) = (store, now)
+        writeDurably("history") { try store.appendHistory(records, at: now) }
     }
 
     /// Runs a durable write on the writer thread. Jobs run in order, so the latest one completing means every earlier

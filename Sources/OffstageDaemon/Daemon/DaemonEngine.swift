@@ -78,6 +78,8 @@ public final class DaemonEngine: @unchecked Sendable {
     /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
     var unsavedApps: Set<AppID> = []
     var deviceUnsaved = false
+    /// History records of the current input (SPEC SCH-8), written after its state.
+    var pendingHistory: [HistoryRecord] = []
     var actionQueue: [CoreAction] = []
     var applying = false
     var timer: Scheduled<Void>?
@@ -122,6 +124,11 @@ public final class DaemonEngine: @unchecked Sendable {
         self.freezerReason = freezerReason
         self.installer = BundleInstaller(bundlesDirectory: paths.bundles)
         self.logger = logger
+        // Waits and runs the previous daemon left open end where it was last known alive (decision 0044).
+        let interrupted = try store.closeInterruptedHistory()
+        if interrupted > 0 {
+            logger.info("closed history records the previous daemon left open", metadata: ["offstage.count": "\(interrupted)"])
+        }
         var device = try store.loadDevice() ?? DeviceState()
         device.interruption = nil
         // Processes the previous daemon started: alive ones are re-adopted in `start()`, others recorded as gone.
@@ -255,6 +262,7 @@ public final class DaemonEngine: @unchecked Sendable {
         applying = false
         reserveNumbers()
         saveState()
+        saveHistory()
         flushLog()
         rearm()
         machineWatcher?.readPressure(core.dependsOnDevicePressure)

@@ -52,7 +52,8 @@ public struct OffstageDaemonService: Service {
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         do {
             store = try OffstageStore(
-                path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity, metrics: metrics)
+                path: paths.store, eventLogCapacity: configuration.daemon.eventLogCapacity,
+                historyBounds: configuration.daemon.historyBounds, metrics: metrics)
             // With many notifications reading them back is most of a restart: it goes on beside the rest.
             let notifications = NotificationsReading(store)
             let freezerReason: String

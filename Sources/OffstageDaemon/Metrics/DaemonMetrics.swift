@@ -277,6 +277,8 @@ public enum StoreWrite: String, CaseIterable, Sendable {
     case push
     /// Background transfers: a task created, a checkpoint, a state change, a session.
     case transfer
+    /// The history of scheduled work: stretches of waiting and runs (SPEC SCH-8).
+    case history
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }

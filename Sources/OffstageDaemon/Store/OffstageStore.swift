@@ -18,11 +18,20 @@ public final class OffstageStore: Sendable {
     let metrics: DaemonMetrics?
     /// Pushes finished since the push records were last counted for trimming.
     let pushesFinishedSinceTrim = Atomic<Int>(0)
+    /// How much history of scheduled work is kept (SPEC SCH-8).
+    public let historyBounds: HistoryBounds
+    /// When history rows were last pruned by age.
+    let historyAgePrunedAt = Mutex<Instant?>(nil)
+    /// History rows per app and table, once counted; nil until then (and after anything deleted rows wholesale).
+    let historyRowCounts = Mutex<[HistoryCountKey: Int]?>(nil)
 
     /// Opens (creating if needed) the store at `path` and runs pending migrations. With `metrics`, every write
     /// transaction is timed.
-    public init(path: String, eventLogCapacity: Int = 100_000, metrics: DaemonMetrics? = nil) throws {
+    public init(
+        path: String, eventLogCapacity: Int = 100_000, historyBounds: HistoryBounds = .init(), metrics: DaemonMetrics? = nil
+    ) throws {
         self.metrics = metrics
+        self.historyBounds = historyBounds
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -94,6 +103,7 @@ public final class OffstageStore: Sendable {
         }
         migrator.registerMigration(transferMigration, migrate: createTransferTables)
         migrator.registerMigration(transferResponseBodyMigration, migrate: addTransferResponseBodies)
+        migrator.registerMigration(historyMigration, migrate: createHistoryTables)
         return migrator
     }
 
@@ -165,7 +175,10 @@ public final class OffstageStore: Sendable {
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM process WHERE appID = ?", arguments: [id.rawValue])
             try Self.deleteNotifications(of: id, in: db)
+            try db.execute(sql: "DELETE FROM task_wait WHERE app = ?", arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM task_run WHERE app = ?", arguments: [id.rawValue])
         }
+        historyRowCounts.withLock { $0 = nil }
     }
 
     // MARK: Device
