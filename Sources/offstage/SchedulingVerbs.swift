@@ -132,12 +132,47 @@ struct Tasks: DaemonCommand {
 
 struct Explain: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Explain when an app's background work and transfers run and, if not now, which condition or budget holds them back.")
+        abstract: "Explain when an app's background work and transfers run and, if not now, which condition or budget holds them back.",
+        discussion: """
+            With --history, looks back instead (a day by default, or from --since): when each request ran, for how \
+            long and how each run ended (completed, expired, cancelled, cut-off, app-ended, daemon-stopped), and how \
+            long each reason held it back: no network, external power, the scheduler's planned time, the app in the \
+            foreground … Each reason counts on its own, so reasons that held a request at once add up to more than \
+            the time it waited. For example: `offstage explain com.example.weather --history --since 6h`.
+            """)
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
     @Argument(help: ArgumentHelp("One task identifier (or fetch).", valueName: "IDENTIFIER")) var identifier: String?
+    @Flag(help: "Look back: the runs and how long each condition held the work back (SPEC SCH-8).") var history = false
+    @Option(
+        help: ArgumentHelp(
+            "With --history, where the window starts: a duration back from now (90s, 30m, 2h, 1d12h) or a date "
+                + "(2025-01-31, 2025-01-31T08:00, local time). Default: a day ago.",
+            valueName: "DURATION|DATE"))
+    var since: String?
+
+    func validate() throws {
+        guard let since else { return }
+        guard history else { throw ValidationError("--since needs --history; add --history to look back") }
+        guard let start = HistorySince.parse(since, now: Date()) else {
+            throw ValidationError("--since must be \(HistorySince.accepted); got \(QuotedText.quote(since))")
+        }
+        if start > Date().timeIntervalSince1970 {
+            throw ValidationError(
+                "--since \(QuotedText.quote(since)) is in the future; give a time before now, e.g. --since 2h")
+        }
+    }
 
     func run(with client: ControlClient) throws {
+        if history {
+            let start = since.flatMap { HistorySince.parse($0, now: Date()) }
+            let reply = try client.call(
+                ControlInterface.Method.explainHistory,
+                ControlInterface.ExplainHistoryParameters(app: app, identifier: identifier, since: start),
+                as: ControlInterface.ExplainHistoryReply.self)
+            try client.output(reply, text: Table.history(reply))
+            return
+        }
         let reply = try client.call(
             ControlInterface.Method.explain, ControlInterface.TaskParameters(app: app, identifier: identifier),
             as: ControlInterface.ExplainReply.self)

@@ -41,6 +41,11 @@ extension ControlService {
                     conditions: ControlInterface.Conditions(engine.core.conditions(at: now)),
                     modeHolds: status?.modeHolds.map(\.description) ?? [], suspendedBecause: status?.suspendedBecause))
             },
+            "ExplainHistory": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.ExplainHistoryParameters.self)
+                try engine.explainHistory(parameters, responder: responder)
+            },
             "RunTask": { context, request, responder in
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)

@@ -228,6 +228,58 @@ public enum ControlInterface {
           tasks: []Task, transfers: []Transfer, conditions: Conditions, modeHolds: []string, suspendedBecause: ?string
         )
 
+        # How long one reason held a request back within the window of a history.
+        type HeldTotal (
+          # a stable name: a hold's case (no-network, external-power …), planned-time or continued-slot
+          reason: string,
+          # the controller that checks it, as in Hold
+          controller: string,
+          # a few words for people
+          label: string,
+          seconds: float
+        )
+
+        # One run of a request in its history.
+        type RunHistory (
+          run: int,
+          startedAt: float,
+          # null while it runs
+          endedAt: ?float,
+          seconds: float,
+          forced: bool,
+          # launched, resumed, running or adopted
+          start: string,
+          # completed, expired, cancelled, cut-off, app-ended or daemon-stopped; null while it runs
+          outcome: ?string,
+          # newData, noData or failed: what the app said, when it completed it
+          result: ?string,
+          # why its expiration handler was called: runtime, forced, conditions, cancelled, pressure or no-progress
+          expiry: ?string,
+          detail: ?string
+        )
+
+        # The history of one request within the window: its runs, how long it waited, and how long each reason held it.
+        type TaskHistory (
+          identifier: string,
+          # refresh, processing, fetch or continued
+          kind: string,
+          runs: []RunHistory,
+          # seconds it waited within the window, whatever held it
+          waited: float,
+          # each reason's own total, longest first: reasons that held it at once each count the time, so the totals
+          # may add up to more than waited
+          held: []HeldTotal,
+          # a daemon stopped without closing a wait: its end is the last moment that daemon was known alive
+          interrupted: bool
+        )
+
+        # Looking back (SCH-8): when each request of an app (or one of them) ran, how each run ended, and how long
+        # each reason held it back, from `since` (seconds since the Unix epoch; a day ago when null) to now.
+        # `keptSeconds` is how far back the daemon keeps history.
+        method ExplainHistory(app: string, identifier: ?string, since: ?float) -> (
+          app: string, from: float, to: float, keptSeconds: float, tasks: []TaskHistory
+        )
+
         # Runs a pending request now, whatever the conditions (marked forced).
         method RunTask(app: string, identifier: string) -> ()
 
@@ -292,6 +344,7 @@ public enum ControlInterface {
         public static let setDevice = "io.offstage.Control.SetDevice"
         public static let tasks = "io.offstage.Control.Tasks"
         public static let explain = "io.offstage.Control.Explain"
+        public static let explainHistory = "io.offstage.Control.ExplainHistory"
         public static let runTask = "io.offstage.Control.RunTask"
         public static let expireTask = "io.offstage.Control.ExpireTask"
         public static let fetch = "io.offstage.Control.Fetch"
