@@ -65,6 +65,9 @@ extension OffstageStore {
             t.column("detail", .text)
             t.uniqueKey(["app", "run", "startedAt"])
         }
+        // Pruning by age, finding open rows and the newest end at start-up go by the end, not through every row.
+        try db.create(index: "task_wait_endedAt", on: "task_wait", columns: ["endedAt"])
+        try db.create(index: "task_run_endedAt", on: "task_run", columns: ["endedAt"])
     }
 
     /// Writes history records in order, in one transaction, then keeps the tables within their bounds. `now` is the
@@ -140,12 +143,17 @@ extension OffstageStore {
     @discardableResult
     public func closeInterruptedHistory() throws -> Int {
         try write(.history) { db in
-            let lastEvent = try Double.fetchOne(db, sql: "SELECT MAX(at) FROM event").map { Instant(secondsSinceEpoch: $0) }
+            let lastEvent = try Double.fetchOne(db, sql: "SELECT at FROM event ORDER BY id DESC LIMIT 1")
+                .map { Instant(secondsSinceEpoch: $0) }
+            // Each part is read from the index on the end (open rows are few).
             let lastRecord = try Int64.fetchOne(
                 db,
                 sql: """
-                    SELECT MAX(t) FROM (SELECT MAX(COALESCE(endedAt, startedAt)) AS t FROM task_wait
-                    UNION ALL SELECT MAX(COALESCE(endedAt, startedAt)) FROM task_run)
+                    SELECT MAX(t) FROM (
+                      SELECT MAX(endedAt) AS t FROM task_wait
+                      UNION ALL SELECT MAX(startedAt) FROM task_wait WHERE endedAt IS NULL
+                      UNION ALL SELECT MAX(endedAt) FROM task_run
+                      UNION ALL SELECT MAX(startedAt) FROM task_run WHERE endedAt IS NULL)
                     """)
             let alive = max(lastEvent?.nanosecondsSinceEpoch ?? 0, lastRecord ?? 0)
             try db.execute(

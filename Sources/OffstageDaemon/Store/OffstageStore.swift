@@ -178,7 +178,10 @@ public final class OffstageStore: Sendable {
             try db.execute(sql: "DELETE FROM task_wait WHERE app = ?", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM task_run WHERE app = ?", arguments: [id.rawValue])
         }
-        historyRowCounts.withLock { $0 = nil }
+        historyRowCounts.withLock { counts in
+            counts?[HistoryCountKey(table: "task_wait", app: id.rawValue)] = nil
+            counts?[HistoryCountKey(table: "task_run", app: id.rawValue)] = nil
+        }
     }
 
     // MARK: Device
