@@ -4,28 +4,51 @@
 ///
 /// The raw values are stable names for scripts and the store.
 public enum WaitReason: String, Hashable, Sendable, Codable, CaseIterable, Comparable {
+    /// ``Hold/refreshOffGlobally``.
     case refreshOffGlobally = "refresh-off-globally"
+    /// ``Hold/refreshOffForApp``.
     case refreshOffForApp = "refresh-off-for-app"
+    /// ``Hold/backgroundActivityOff``.
     case backgroundActivityOff = "background-activity-off"
+    /// ``Hold/lowPowerMode``.
     case lowPowerMode = "low-power-mode"
+    /// ``Hold/forceQuit``.
     case forceQuit = "force-quit"
+    /// ``Hold/exitsOnSuspend``.
     case exitsOnSuspend = "exits-on-suspend"
+    /// ``Hold/multitaskingOff``.
     case multitaskingOff = "multitasking-off"
+    /// ``Hold/inForeground``.
     case inForeground = "in-foreground"
+    /// ``Hold/terminating``.
     case terminating = "terminating"
+    /// ``Hold/crashLoop(until:)``.
     case crashLoop = "crash-loop"
+    /// ``Hold/earliestBegin(_:)``.
     case earliestBegin = "earliest-begin"
+    /// ``Hold/fetchIntervalNever``.
     case fetchIntervalNever = "fetch-interval-never"
+    /// ``Hold/fetchInterval(next:)``.
     case fetchInterval = "fetch-interval"
+    /// ``Hold/noNetwork``.
     case noNetwork = "no-network"
+    /// ``Hold/backgroundDataRestricted``.
     case backgroundDataRestricted = "background-data-restricted"
+    /// ``Hold/dataSaver``.
     case dataSaver = "data-saver"
+    /// ``Hold/externalPower``.
     case externalPower = "external-power"
+    /// ``Hold/deviceNotIdle``.
     case deviceNotIdle = "device-not-idle"
+    /// ``Hold/batteryLow(level:minimum:)``.
     case batteryLow = "battery-low"
+    /// ``Hold/dailyBudget(used:budget:resetsAt:)``.
     case dailyBudget = "daily-budget"
+    /// ``Hold/retryBackoff(until:)``.
     case retryBackoff = "retry-backoff"
+    /// ``Hold/meteredNotAllowed``.
     case meteredNotAllowed = "metered-not-allowed"
+    /// ``Hold/unmeteredNetworkWanted``.
     case unmeteredNetworkWanted = "unmetered-network-wanted"
     /// No condition held it: the policy chose a later time (or waits for a moment it prefers).
     case plannedTime = "planned-time"
