@@ -126,6 +126,27 @@ struct PolicyTests {
         #expect(sim.wakeUps(since: .init(nanosecondsSinceEpoch: 0)).isEmpty)
     }
 
+    @Test("SCH-7, decision 0045: work begun with the screen on and still running at the lock does not make the device awake: the app left in front is not refreshed on its back, as if it were free")
+    func screenOnWorkDoesNotKeepTheDeviceAwake() throws {
+        let other: AppID = "com.example.other"
+        var sim = Simulation()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        sim.install(schedulingManifest(other), behavior: refreshing(), pending: [refreshSubmission])
+        sim.run(for: .seconds(30))  // both refreshed once: clean
+        try sim.openAndSettle(other)
+        sim.run(for: .seconds(60))
+        sim.home()  // the other app's refresh starts with the screen on and runs 5 s
+        try sim.openAndSettle(newsApp)
+        sim.run(for: .seconds(2))
+        let lock = sim.now
+        sim.lock()  // the news app was in front: it is the one dirty app now
+        sim.run(for: .seconds(5))
+        #expect(sim.runTimes(of: other).contains { $0 < lock }, "the other app's refresh was running at the lock")
+        let early = sim.runTimes(of: newsApp).filter { $0 >= lock && $0 < lock + .seconds(5) }
+        #expect(early.isEmpty, "not refreshed while only screen-on work runs: \(early.map(\.clockTime))")
+        #expect(!sim.log.contains { $0.app == newsApp && $0.message.contains("the device is awake") && $0.at >= lock })
+    }
+
     @Test("A device with nothing pending has nothing due: no timer, no wake-up")
     func nothingDue() throws {
         var sim = Simulation()

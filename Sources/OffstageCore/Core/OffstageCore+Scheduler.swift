@@ -16,12 +16,18 @@ extension OffstageCore {
             thermalState: overrides.thermalState ?? machine.thermalState ?? .nominal)
     }
 
-    /// Whether the device is awake anyway: the screen is on, or scheduled work is already running.
+    /// Whether the device is awake anyway: the screen is on, or work that woke it is running — scheduled work started
+    /// since the lock, or a keep-alive handler. Work begun while the screen was on and still going at the lock does
+    /// not count: the device sleeps as soon as it ends, and work added to it would be a wake-up of its own (decisions
+    /// 0011, 0045).
     var isAwake: Bool {
-        !device.locked
-            || apps.values.contains { entry in
-                entry.process.map { !$0.frozen && (!$0.runs.isEmpty || $0.inFlight?.kind == .keepAlive) } ?? false
-            }
+        guard device.locked else { return true }
+        let lockedSince = device.lockedSince
+        return apps.values.contains { entry in
+            guard let process = entry.process, !process.frozen else { return false }
+            if process.inFlight?.kind == .keepAlive { return true }
+            return process.runs.contains { run in lockedSince.map { run.startedAt >= $0 } ?? true }
+        }
     }
 
     /// The app's pending requests, with its legacy fetch as one more when the manifest declares `fetch`.
