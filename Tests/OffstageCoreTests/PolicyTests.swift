@@ -147,6 +147,27 @@ struct PolicyTests {
         #expect(!sim.log.contains { $0.app == newsApp && $0.message.contains("the device is awake") && $0.at >= lock })
     }
 
+    @Test("SCH-5, decision 0046: a refresh that completes while the user is back in the app does not count for the next open: the app is refreshed again when they leave it")
+    func refreshCompletedDuringUseLeavesTheAppDirty() throws {
+        var sim = Simulation()
+        sim.install(schedulingManifest(newsApp), behavior: refreshing(), pending: [refreshSubmission])
+        sim.run(for: .seconds(30))  // refreshed once: clean
+        try sim.openAndSettle(newsApp)
+        sim.run(for: .seconds(60))
+        sim.home()  // dirty and awake: its 5 s refresh starts now
+        let left = sim.now
+        sim.run(for: .seconds(2))
+        try sim.openAndSettle(newsApp)  // back before it completes: it completes while the user reads
+        sim.run(for: .seconds(60))
+        let results = try #require(sim.core.apps[newsApp]?.durable.schedule.results)
+        #expect(results.lastRefreshStartedAt == left, "the refresh started as the user left")
+        #expect((results.lastRefreshAt ?? left) > left + .seconds(2), "and completed after they came back")
+        sim.home()
+        let second = sim.now
+        sim.run(for: .seconds(10))
+        #expect(sim.runTimes(of: newsApp).contains { $0 >= second }, "refreshed again as the user leaves")
+    }
+
     @Test("A device with nothing pending has nothing due: no timer, no wake-up")
     func nothingDue() throws {
         var sim = Simulation()

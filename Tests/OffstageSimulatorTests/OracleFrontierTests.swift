@@ -111,7 +111,7 @@ struct OracleFrontierTests {
         let frontier = OracleFrontier(trace)
         for k in frontier.plannedWakeUps {
             let plan = try #require(frontier.plan(wakeUps: k))
-            let fresh = FreshnessMeter().measure(trace, completions: plan.completions)
+            let fresh = FreshnessMeter().measure(trace, refreshes: plan.refreshSpans)
             let energy = EnergyMeter().measure(DeviceTimeline(trace: trace, runs: plan.runs()))
             #expect(fresh.freshOpens == frontier.freshOpens(wakeUps: k))
             #expect(energy.wakeUps == k)
@@ -191,7 +191,7 @@ struct OracleFrontierTests {
             if frontier.wakeUpsForAllReachable > 1 { casesWithSeveralGaps += 1 }
             for k in frontier.plannedWakeUps {
                 let plan = try #require(frontier.plan(wakeUps: k))
-                let fresh = FreshnessMeter().measure(trace, completions: plan.completions)
+                let fresh = FreshnessMeter().measure(trace, refreshes: plan.refreshSpans)
                 let energy = EnergyMeter().measure(DeviceTimeline(trace: trace, runs: plan.runs()))
                 #expect(fresh.freshOpens == frontier.freshOpens(wakeUps: k))
                 #expect(energy.wakeUps == k, "k = \(k)")

@@ -30,7 +30,7 @@ struct OraclePlannerTests {
         #expect(plan.freeRefreshes == 3)
         #expect(plan.missedWindows == 1)
         #expect(plan.opens == 7)
-        let freshness = FreshnessMeter().measure(trace, completions: plan.completions)
+        let freshness = FreshnessMeter().measure(trace, refreshes: plan.refreshSpans)
         #expect(freshness.freshOpens == 6)
         let energy = EnergyMeter().measure(DeviceTimeline(trace: trace, runs: plan.runs()))
         #expect(energy.wakeUps == 2)
@@ -139,7 +139,7 @@ struct OraclePlannerTests {
             #expect(plan.wakeUps.allSatisfy { !trace.isScreenOn(at: $0) })
             #expect(plan.refreshes.count == plan.opens - plan.missedWindows)
             // Every open with a usable window is fresh; the others are not.
-            let freshness = FreshnessMeter().measure(trace, completions: plan.completions)
+            let freshness = FreshnessMeter().measure(trace, refreshes: plan.refreshSpans)
             #expect(freshness.freshOpens == plan.opens - plan.missedWindows)
             // Free refreshes are as late as possible: at the window's end or the screen's last on-nanosecond.
             for refresh in plan.refreshes where trace.isScreenOn(at: refresh.at) {

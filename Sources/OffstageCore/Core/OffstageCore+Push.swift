@@ -168,7 +168,7 @@ extension OffstageCore {
     mutating func endPushRun(_ id: AppID, _ run: PushRun, _ outcome: PushOutcome, _ now: Instant) {
         let seconds = (now - run.startedAt).inSeconds
         if var schedule = apps[id]?.durable.schedule {
-            if case .handled(let result) = outcome { schedule.results.record(result, at: now) } else {
+            if case .handled(let result) = outcome { schedule.results.record(result, at: now, startedAt: run.startedAt) } else {
                 schedule.results.record(.failed, at: now)
             }
             if run.onBattery { schedule.budget.spend(seconds, on: configuration.localClock.day(now)) }

@@ -79,7 +79,7 @@ extension OffstageCore {
         }
         guard var schedule = apps[id]?.durable.schedule else { return }
         let seconds = (now - run.startedAt).inSeconds
-        schedule.results.record(result, at: now)
+        schedule.results.record(result, at: now, startedAt: run.startedAt)
         if run.onBattery { schedule.budget.spend(seconds, on: configuration.localClock.day(now)) }
         if schedule.started[run.request.identifier] == run.request { schedule.started[run.request.identifier] = nil }
         let identifier = run.request.identifier

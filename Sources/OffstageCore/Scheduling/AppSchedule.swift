@@ -45,18 +45,24 @@ public struct ResultHistory: Hashable, Sendable, Codable {
     public var lastRunAt: Instant?
     /// When the app's content was last brought up to date (a run that did not fail completed).
     public var lastRefreshAt: Instant?
+    /// When the run that last brought it up to date started. An open after this instant is not covered by that
+    /// refresh: it fetched what there was then, and an open during it showed its update to the user (decision 0046).
+    public var lastRefreshStartedAt: Instant?
     /// Runs completed, by result.
     public var counts: [TaskResult: Int] = [:]
 
     /// No runs yet.
     public init() {}
 
-    /// Records the end of a run.
-    public mutating func record(_ result: TaskResult, at now: Instant) {
+    /// Records the end of a run that started at `startedAt` (by default `now`).
+    public mutating func record(_ result: TaskResult, at now: Instant, startedAt: Instant? = nil) {
         last = result
         counts[result, default: 0] += 1
         if result == .newData { unproductiveStreak = 0 } else { unproductiveStreak += 1 }
-        if result.refreshedContent { lastRefreshAt = now }
+        if result.refreshedContent {
+            lastRefreshAt = now
+            lastRefreshStartedAt = startedAt ?? now
+        }
     }
 }
 

@@ -29,10 +29,10 @@ public struct OraclePlan: Hashable, Sendable {
         self.refreshDuration = refreshDuration
     }
 
-    /// When each app's refreshes complete, by label, sorted: the input of ``FreshnessMeter``.
-    public var completions: [String: [Instant]] {
-        var result: [String: [Instant]] = [:]
-        for refresh in refreshes { result[refresh.app, default: []].append(refresh.at + refreshDuration) }
+    /// Each app's refreshes, start to completion, by label: the input of ``FreshnessMeter``.
+    public var refreshSpans: [String: [Span]] {
+        var result: [String: [Span]] = [:]
+        for refresh in refreshes { result[refresh.app, default: []].append(Span(start: refresh.at, duration: refreshDuration)) }
         return result
     }
 

@@ -62,7 +62,7 @@ public struct PolicyEvaluation: Sendable {
     func measure(_ outcome: TraceReplay.Outcome, policy: String, knob: String) -> PolicyResult {
         let trace = outcome.trace
         let energy = EnergyMeter(model: energyModel).measure(outcome.timeline)
-        let freshness = FreshnessMeter().measure(trace, completions: outcome.completions)
+        let freshness = FreshnessMeter().measure(trace, refreshes: outcome.refreshes)
         // An open could be made fresh when its window (after the previous open's session, a refresh duration
         // before it) is not empty: the oracle with an unbounded horizon counts the others as missed by necessity.
         let unbounded = OraclePlanner(refreshDuration: options.refreshDuration, horizon: trace.duration).plan(trace)

@@ -2,7 +2,7 @@ import OffstageCore
 
 /// Replays a usage trace on the real core: the user's screen-ons, opens, closes and screen-offs drive the simulated
 /// device, every app keeps a refresh request pending (resubmitting after each run, as apps do), and the policy under
-/// test decides when refreshes run. What comes out is what the meters need: refresh completions and background runs.
+/// test decides when refreshes run. What comes out is what the meters need: refreshes (start to completion) and background runs.
 public struct TraceReplay: Sendable {
     /// How the simulated apps behave.
     public struct Options: Sendable {
@@ -30,8 +30,8 @@ public struct TraceReplay: Sendable {
         public var trace: UsageTrace
         /// Screen-on spans and every background run.
         public var timeline: DeviceTimeline
-        /// When each app's refreshes completed without failing, by app label.
-        public var completions: [String: [Instant]]
+        /// Each app's refreshes that completed without failing, start to completion, by app label.
+        public var refreshes: [String: [Span]]
     }
 
     /// The identifier every replayed app refreshes with.
@@ -51,8 +51,8 @@ public struct TraceReplay: Sendable {
     /// Replays `trace` under `policy`.
     public static func run(_ trace: UsageTrace, policy: any SchedulingPolicy, options: Options = .init()) -> Outcome {
         let (sim, labels) = replay(trace, policy: policy, options: options)
-        let (runs, completions) = backgroundRuns(sim.trace, labels: labels)
-        return Outcome(trace: trace, timeline: DeviceTimeline(trace: trace, runs: runs), completions: completions)
+        let (runs, refreshes) = backgroundRuns(sim.trace, labels: labels)
+        return Outcome(trace: trace, timeline: DeviceTimeline(trace: trace, runs: runs), refreshes: refreshes)
     }
 
     static func replay(_ trace: UsageTrace, policy: any SchedulingPolicy, options: Options) -> (Simulation, [AppID: String]) {
@@ -165,10 +165,10 @@ public struct TraceReplay: Sendable {
         }.map(\.element)
     }
 
-    /// Background runs (handler called → task completed) and the completions that refreshed content, by app label.
-    static func backgroundRuns(_ records: [TraceRecord], labels: [AppID: String]) -> ([BackgroundRun], [String: [Instant]]) {
+    /// Background runs (handler called → task completed) and the refreshes that refreshed content, by app label.
+    static func backgroundRuns(_ records: [TraceRecord], labels: [AppID: String]) -> ([BackgroundRun], [String: [Span]]) {
         var runs: [BackgroundRun] = []
-        var completions: [String: [Instant]] = [:]
+        var refreshes: [String: [Span]] = [:]
         var started: [AppID: (at: Instant, cold: Bool)] = [:]
         var launchedForWork: Set<AppID> = []
         for record in records {
@@ -179,15 +179,18 @@ public struct TraceReplay: Sendable {
             case .callback("runTask"), .callback("performFetch"):
                 started[record.app] = (record.at, launchedForWork.remove(record.app) != nil)
             case .taskCompleted(_, let result):
-                if let start = started.removeValue(forKey: record.app) {
+                let start = started.removeValue(forKey: record.app)
+                if let start {
                     runs.append(BackgroundRun(
                         app: label, span: Span(start: start.at, end: record.at), usesNetwork: true, isColdLaunch: start.cold))
                 }
-                if result.refreshedContent { completions[label, default: []].append(record.at) }
+                if result.refreshedContent {
+                    refreshes[label, default: []].append(Span(start: start?.at ?? record.at, end: record.at))
+                }
             default:
                 break
             }
         }
-        return (runs, completions)
+        return (runs, refreshes)
     }
 }

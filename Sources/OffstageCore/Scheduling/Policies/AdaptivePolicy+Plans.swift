@@ -38,7 +38,9 @@ extension AdaptivePolicy {
         let lastRefresh = candidate.results.lastRefreshAt
         let hours = usage.usualHours(
             at: context.now, halfLifeDays: context.usageHalfLifeDays, fraction: usualFraction, minimumRate: minimumUsualRate)
-        guard lastRefresh == nil || usage.openedSince(lastRefresh) else {
+        // Dirty: opened since the last refresh started (one that completed while the user was in the app does not
+        // count for the next open: decision 0046).
+        guard lastRefresh == nil || usage.openedSince(candidate.results.lastRefreshStartedAt ?? lastRefresh) else {
             return cleanPlan(usage, lastRefresh: lastRefresh, hours, context).map { limited($0, candidate, context) }
                 ?? .wait("content is up to date: not opened since its last refresh")
         }
