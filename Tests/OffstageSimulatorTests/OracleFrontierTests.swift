@@ -253,3 +253,34 @@ struct OracleFrontierTests {
         }
     }
 }
+
+@Suite("Resume ceiling: what betting on the app left in front can give (SCH-7)")
+struct ResumeCeilingTests {
+    @Test("On a hand-made trace: each app's locks and resumes, and the fewest wake-ups a whole-app rule needs")
+    func handMade() throws {
+        // Screen on [0,100) [200,300) [400,500) [600,700) [800,900); A in front at locks 100 and 300, B at 500 and 700.
+        // After 100 the user comes straight back to A (203); after 300 opens C, after 500 comes back to B (602), after
+        // 700 opens A (not the app left in front; its window holds screen-on time, so it is free).
+        let sessions: [AppSession] = [
+            .init(app: "A", span: span(10, 100)), .init(app: "A", span: span(203, 300)),
+            .init(app: "C", span: span(250, 260)), .init(app: "C", span: span(402, 420)),
+            .init(app: "B", span: span(430, 500)), .init(app: "B", span: span(602, 700)),
+            .init(app: "A", span: span(802, 850)),
+        ]
+        let trace = try UsageTrace(
+            name: "ceiling", start: at(0), end: at(1000), sessions: sessions,
+            screenOn: [span(0, 100), span(200, 300), span(400, 500), span(600, 700), span(800, 900)])
+        let frontier = OracleFrontier(trace)
+        let ceiling = ResumeCeiling(trace, frontier: frontier)
+        // A: locks 100 and 300 (its session 203–300 ends the span), resumed at 203: 1 of 2. B: 500, 700; resumed at 602.
+        // The last lock (900) has A in front but nothing after it: still a lock.
+        #expect(ceiling.rates.map(\.app) == ["B", "A"])
+        #expect(ceiling.rates.map(\.locks) == [2, 3])
+        #expect(ceiling.rates.map(\.resumes) == [1, 1])
+        #expect(ceiling.resumes == frontier.screenOffWindows.count)
+        #expect(ceiling.wakeUps(forResumes: 0) == 0)
+        #expect(ceiling.wakeUps(forResumes: 1) == 2, "B's two locks")
+        #expect(ceiling.wakeUps(forResumes: 2) == 5, "then A's three")
+        #expect(ceiling.wakeUps(forResumes: 3) == nil)
+    }
+}

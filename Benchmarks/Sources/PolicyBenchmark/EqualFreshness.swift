@@ -94,7 +94,29 @@ struct EqualFreshness {
                     + "\(check.predictedFresh) fresh; metered \(check.meteredWakeUps) wake-ups, \(check.meteredFresh) fresh "
                     + (agree ? "(agree)" : "(DIFFER)"))
         }
+        lines.append(ceilingText)
         return lines.joined(separator: "\n")
+    }
+
+    /// What betting on the app left in front at the lock can give at best (``ResumeCeiling``), at the adaptive
+    /// policy's fresh share.
+    var ceilingText: String {
+        let ceiling = ResumeCeiling(trace, frontier: frontier)
+        var text = "  resumes: \(ceiling.resumes) of \(ceiling.locks) locks (\(Self.share(ceiling.resumes, ceiling.locks)))"
+        if let best = ceiling.rates.first {
+            text += String(format: "; the highest rate %@ %d of %d (%.0f %%)", best.app, best.resumes, best.locks, best.rate * 100)
+        }
+        if let adaptive = rows.first(where: { $0.result.policy == "adaptive" }) {
+            let served = adaptive.result.freshness.freshOpens - frontier.freeOpens
+            if served > 0, let frontierWakeUps = adaptive.frontierWakeUps, frontierWakeUps > 0,
+                let needed = ceiling.wakeUps(forResumes: min(served, ceiling.resumes))
+            {
+                text += String(
+                    format: "; for the adaptive's %d opens above the free ones, waking for whole apps' locks (best rates first, known in hindsight) needs %.1f wake-ups/day: %.2f× the frontier",
+                    served, needed / trace.days, needed / Double(frontierWakeUps))
+            }
+        }
+        return text
     }
 
     var chart: String {
