@@ -180,7 +180,11 @@ extension DaemonEngine {
         let records = pendingHistory
         pendingHistory.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         let (store, now) = (store, now)
-        writeDurably("history") { try store.appendHistory(records, at: now) }
+        // Like the log, the history acknowledges nothing: replies do not wait for it (only for durable writes queued
+        // after it on the same writer thread).
+        threadPool.runIfActive(eventLoop: eventLoop) { try store.appendHistory(records, at: now) }.whenFailure { [logger] error in
+            logger.error("store write failed (history)", metadata: ["offstage.error": "\(error)"])
+        }
     }
 
     /// Runs a durable write on the writer thread. Jobs run in order, so the latest one completing means every earlier

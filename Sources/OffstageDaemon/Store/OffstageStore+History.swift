@@ -201,18 +201,19 @@ extension OffstageStore {
         let identity: StatementArguments = [wait.app.rawValue, wait.identifier, start]
         if end == start {
             // A stretch that lasted no time (it changed again at the same instant) is not history.
-            try db.execute(sql: "DELETE FROM task_wait WHERE app = ? AND identifier = ? AND startedAt = ?", arguments: identity)
+            try db.cachedStatement(sql: "DELETE FROM task_wait WHERE app = ? AND identifier = ? AND startedAt = ?").execute(arguments: identity)
             counts[key, default: 0] -= db.changesCount
             return
         }
         let reasons = wait.reasons.map(\.rawValue).joined(separator: ",")
-        try db.execute(
-            sql: "UPDATE task_wait SET endedAt = ?, reasons = ?, kind = ?, interrupted = ? WHERE app = ? AND identifier = ? AND startedAt = ?",
-            arguments: [end, reasons, wait.kind.rawValue, wait.interrupted] + identity)
+        // Cached statements: at start-up every pending request opens a wait (10,000 at the §11 scale).
+        try db.cachedStatement(
+            sql: "UPDATE task_wait SET endedAt = ?, reasons = ?, kind = ?, interrupted = ? WHERE app = ? AND identifier = ? AND startedAt = ?"
+        ).execute(arguments: [end, reasons, wait.kind.rawValue, wait.interrupted] + identity)
         guard db.changesCount == 0 else { return }
-        try db.execute(
-            sql: "INSERT INTO task_wait (app, identifier, startedAt, endedAt, reasons, kind, interrupted) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: identity + [end, reasons, wait.kind.rawValue, wait.interrupted])
+        try db.cachedStatement(
+            sql: "INSERT INTO task_wait (app, identifier, startedAt, endedAt, reasons, kind, interrupted) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: identity + [end, reasons, wait.kind.rawValue, wait.interrupted])
         counts[key, default: 0] += 1
     }
 
@@ -222,19 +223,19 @@ extension OffstageStore {
             run.identifier, run.kind.rawValue, run.endedAt?.nanosecondsSinceEpoch, run.forced, run.start.rawValue,
             run.outcome?.rawValue, run.result?.rawValue, run.expiry?.rawValue, run.detail,
         ]
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE task_run SET identifier = ?, kind = ?, endedAt = ?, forced = ?, start = ?, outcome = ?, result = ?,
                   expiry = ?, detail = ? WHERE app = ? AND run = ? AND startedAt = ?
-                """,
-            arguments: fields + identity)
+                """
+        ).execute(arguments: fields + identity)
         guard db.changesCount == 0 else { return }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO task_run (identifier, kind, endedAt, forced, start, outcome, result, expiry, detail, app, run, startedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: fields + identity)
+                """
+        ).execute(arguments: fields + identity)
         counts[HistoryCountKey(table: "task_run", app: run.app.rawValue), default: 0] += 1
     }
 
