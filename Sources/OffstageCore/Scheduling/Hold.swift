@@ -48,27 +48,8 @@ public enum Hold: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A discretionary transfer waits for an unmetered network (SPEC TR-5).
     case unmeteredNetworkWanted
 
-    /// The controller that checks this condition, a stable name for scripts.
-    public var controller: String {
-        switch self {
-        case .refreshOffGlobally, .refreshOffForApp: "refresh-switch"
-        case .backgroundActivityOff: "background-activity"
-        case .lowPowerMode: "low-power"
-        case .forceQuit: "force-quit"
-        case .exitsOnSuspend, .multitaskingOff: "multitasking"
-        case .inForeground, .terminating: "app-state"
-        case .crashLoop: "crash-loop"
-        case .earliestBegin, .fetchIntervalNever, .fetchInterval: "time-window"
-        case .noNetwork: "network"
-        case .backgroundDataRestricted, .dataSaver: "data"
-        case .externalPower: "power"
-        case .deviceNotIdle: "idle"
-        case .batteryLow: "battery"
-        case .dailyBudget: "budget"
-        case .retryBackoff: "retry"
-        case .meteredNotAllowed, .unmeteredNetworkWanted: "network"
-        }
-    }
+    /// The controller that checks this condition, a stable name for scripts (the history's reason names it too).
+    public var controller: String { waitReason.controller }
 
     /// When the condition lifts by itself, if time alone lifts it.
     public var liftsAt: Instant? {

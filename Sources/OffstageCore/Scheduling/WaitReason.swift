@@ -57,7 +57,7 @@ public enum WaitReason: String, Hashable, Sendable, Codable, CaseIterable, Compa
 
     public static func < (lhs: WaitReason, rhs: WaitReason) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    /// The controller that checks it, as ``Hold/controller`` names it (`policy` and `slots` for the two waits no
+    /// The controller that checks it, the one source of ``Hold/controller`` (`policy` and `slots` for the two waits no
     /// condition causes).
     public var controller: String {
         switch self {
