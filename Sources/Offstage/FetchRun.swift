@@ -19,32 +19,47 @@ final class FetchRun: Sendable {
 
     init(run: UInt64) { self.run = run }
 
-    /// Keeps the Swift task doing the fetch, to cancel it if the run expires.
+    /// Keeps the Swift task doing the fetch, to cancel it if the run expires; cancels it at once when the run expired
+    /// before the task could be handed over.
     func attach(_ work: Task<Void, Never>) {
-        state.withLock { $0.work = work }
+        let late = state.withLock { state in
+            if !state.completed { state.work = work }
+            return state.completed
+        }
+        if late { work.cancel() }
     }
 
     /// Completes the run; later calls are ignored.
     func complete(_ result: BackgroundFetchResult) {
-        let first = state.withLock { state in
-            guard !state.completed else { return false }
+        guard claim() != nil else { return }
+        send(result)
+    }
+
+    /// Marks the run completed, once: the first caller gets the fetch's task (if any), later ones nil. Only the caller
+    /// that claims the run sends its result, so a fetch that returns as soon as the expiration cancels it cannot send
+    /// its own result between the cancel and the expiration's `.failed`.
+    private func claim() -> Task<Void, Never>?? {
+        state.withLock { state in
+            guard !state.completed else { return nil }
             state.completed = true
-            state.work = nil
-            return true
+            defer { state.work = nil }
+            return .some(state.work)
         }
-        guard first else { return }
+    }
+
+    private func send(_ result: BackgroundFetchResult) {
         TaskScheduler.shared.runEnded(run)
         DaemonLink.shared.completeTask(run: run, result: result)
     }
 
-    /// The run's time is over: cancels the async fetch and completes as failed, so that the app is not terminated.
+    /// The run's time is over: completes it as failed, so that the app is not terminated, and cancels the async fetch
+    /// (whose later completion is then ignored).
     func expire() {
-        let (pending, work) = state.withLock { ($0.completed == false, $0.work) }
-        guard pending else { return }
+        guard let work = claim() else { return }
         work?.cancel()
         reportToDeveloper(
             "the background fetch ran out of time before its completion handler was called: completing it as "
                 + ".failed; call the completion handler within about 30 s")
-        complete(.failed)
+        send(.failed)
     }
 }

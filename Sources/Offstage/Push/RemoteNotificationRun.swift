@@ -44,9 +44,14 @@ final class RemoteNotificationRun: Sendable {
         state.withLock { $0.timer = timer }
     }
 
-    /// Keeps the Swift task running the handler, to cancel it when the time is up.
+    /// Keeps the Swift task running the handler, to cancel it when the time is up; cancels it at once when the time
+    /// was up before the task could be handed over.
     func attach(_ work: Task<Void, Never>) {
-        state.withLock { $0.work = work }
+        let late = state.withLock { state in
+            if !state.completed { state.work = work }
+            return state.completed
+        }
+        if late { work.cancel() }
     }
 
     /// Whether the run was completed.
@@ -54,29 +59,38 @@ final class RemoteNotificationRun: Sendable {
 
     /// Completes the run; later calls are ignored.
     func complete(_ result: BackgroundFetchResult) {
-        let timer: Task<Void, Never>?? = state.withLock { state in
+        guard let claimed = claim() else { return }
+        claimed.timer?.cancel()
+        send(result)
+    }
+
+    /// Marks the run completed, once: the first caller gets the timer and the handler's task, later ones nil. Whoever
+    /// claims the run is the only one to send its result, so a handler that returns as soon as the deadline cancels
+    /// it cannot send its own result between the cancel and the deadline's `.failed`.
+    private func claim() -> (timer: Task<Void, Never>?, work: Task<Void, Never>?)? {
+        state.withLock { state in
             guard !state.completed else { return nil }
             state.completed = true
-            state.work = nil
-            defer { state.timer = nil }
-            return .some(state.timer)
+            defer { state.timer = nil; state.work = nil }
+            return (state.timer, state.work)
         }
-        guard let timer else { return }
-        timer?.cancel()
+    }
+
+    private func send(_ result: BackgroundFetchResult) {
         ended(run)
         link.completeRemoteNotification(run: run, result: result)
     }
 
-    /// The run's time is up: cancels the async handler and completes as failed, so that the app is not terminated.
+    /// The run's time is up: completes it as failed, so that the app is not terminated, and cancels the async handler
+    /// (whose later return is then ignored).
     private func expire(after limit: Duration) {
-        let (pending, work) = state.withLock { ($0.completed == false, $0.work) }
-        guard pending else { return }
-        work?.cancel()
+        guard let claimed = claim() else { return }
+        claimed.work?.cancel()
         reportToDeveloper(
             "the remote-notification handler for push \(push) did not complete within \(limit): completing it as "
                 + ".failed; return from application(_:didReceiveRemoteNotification:) (or call its completion "
                 + "handler) within 30 s")
-        complete(.failed)
+        send(.failed)
     }
 }
 

@@ -130,6 +130,36 @@ struct RemoteNotificationDispatchTests {
         #expect(daemon.calls("CompleteRemoteNotification").count == 2, "the cancelled handler's return is ignored")
     }
 
+    /// A delegate in the completion-handler shape whose work answers the moment it is cancelled: the cancellation
+    /// handler runs inside `cancel()`, so its answer comes between the deadline's cancel and the deadline's own
+    /// completion — deterministically the race a handler that returns when cancelled can win under load.
+    final class AnswersWhenCancelled: ApplicationDelegate {
+        func application(
+            _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable],
+            fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+        ) {
+            let work = Task<Void, Never> {
+                await withTaskCancellationHandler {
+                    try? await Task.sleep(for: .seconds(30))
+                } onCancel: {
+                    completionHandler(.newData)
+                }
+            }
+            RemoteNotificationRun.current?.attach(work)
+        }
+    }
+
+    @Test("NT-4: a handler that answers as soon as its deadline cancels it never overrides the deadline's failed")
+    func cancelledAnswerLosesToTheDeadline() async throws {
+        let daemon = try FakeModesDaemon()
+        defer { daemon.close() }
+        Self.dispatch(daemon, limit: .milliseconds(50)).receive(
+            Self.callback(run: 14), application: .shared, delegate: AnswersWhenCancelled())
+        #expect(try await Self.completions(daemon, count: 1) == [#"{"result":"failed","run":14}"#])
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(daemon.calls("CompleteRemoteNotification").count == 1, "the cancelled handler's answer is ignored")
+    }
+
     @Test("NT-4: the same run sent again (after a reconnect) runs the handler once and completes once")
     func repeatedRun() async throws {
         let daemon = try FakeModesDaemon()
