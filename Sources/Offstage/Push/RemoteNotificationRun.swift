@@ -13,15 +13,7 @@ final class RemoteNotificationRun: Sendable {
     let push: String
     private let link: DaemonLink
     private let ended: @Sendable (UInt64) -> Void
-    private let state = Mutex(State())
-
-    private struct State {
-        var completed = false
-        /// The Swift task running the delegate's async handler, cancelled when the run's time is up.
-        var work: Task<Void, Never>?
-        /// The timer that completes a forgotten run.
-        var timer: Task<Void, Never>?
-    }
+    private let claim = RunClaim()
 
     /// The run whose delegate call is in progress on the main actor, so that the default delegate implementation can
     /// hand over the task it starts.
@@ -36,44 +28,25 @@ final class RemoteNotificationRun: Sendable {
 
     /// Completes the run as `.failed` after `limit` unless it was completed before.
     func startTimer(_ limit: Duration) {
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
-            guard !Task.isCancelled else { return }
-            self?.expire(after: limit)
-        }
-        state.withLock { $0.timer = timer }
+        claim.setTimer(
+            Task { [weak self] in
+                try? await Task.sleep(for: limit)
+                guard !Task.isCancelled else { return }
+                self?.expire(after: limit)
+            })
     }
 
-    /// Keeps the Swift task running the handler, to cancel it when the time is up; cancels it at once when the time
-    /// was up before the task could be handed over.
-    func attach(_ work: Task<Void, Never>) {
-        let late = state.withLock { state in
-            if !state.completed { state.work = work }
-            return state.completed
-        }
-        if late { work.cancel() }
-    }
+    /// Keeps the Swift task running the handler, to cancel it when the time is up (at once if it is up already).
+    func attach(_ work: Task<Void, Never>) { claim.attach(work) }
 
     /// Whether the run was completed.
-    var isCompleted: Bool { state.withLock { $0.completed } }
+    var isCompleted: Bool { claim.isCompleted }
 
     /// Completes the run; later calls are ignored.
     func complete(_ result: BackgroundFetchResult) {
-        guard let claimed = claim() else { return }
+        guard let claimed = claim.claim() else { return }
         claimed.timer?.cancel()
         send(result)
-    }
-
-    /// Marks the run completed, once: the first caller gets the timer and the handler's task, later ones nil. Whoever
-    /// claims the run is the only one to send its result, so a handler that returns as soon as the deadline cancels
-    /// it cannot send its own result between the cancel and the deadline's `.failed`.
-    private func claim() -> (timer: Task<Void, Never>?, work: Task<Void, Never>?)? {
-        state.withLock { state in
-            guard !state.completed else { return nil }
-            state.completed = true
-            defer { state.timer = nil; state.work = nil }
-            return (state.timer, state.work)
-        }
     }
 
     private func send(_ result: BackgroundFetchResult) {
@@ -84,7 +57,7 @@ final class RemoteNotificationRun: Sendable {
     /// The run's time is up: completes it as failed, so that the app is not terminated, and cancels the async handler
     /// (whose later return is then ignored).
     private func expire(after limit: Duration) {
-        guard let claimed = claim() else { return }
+        guard let claimed = claim.claim() else { return }
         claimed.work?.cancel()
         reportToDeveloper(
             "the remote-notification handler for push \(push) did not complete within \(limit): completing it as "
