@@ -105,6 +105,22 @@ struct OracleFrontierTests {
         #expect(plan.refreshes.contains(PlannedRefresh(at: at(489), app: "E")))
     }
 
+    @Test("§11 read literally on the hand-made frontier 8, 11, 13, 14: the most favourable oracle is the one with the most wake-ups whose fresh opens the policy has 90 % of")
+    func literalTarget() throws {
+        let frontier = OracleFrontier(try frontierHandTrace())
+        // 12 fresh: 0.9 × 13 = 11.7 ≤ 12, 0.9 × 14 = 12.6 > 12, so the oracle with 2 wake-ups; 2 ≤ 2.5 but 3 > 2.5.
+        #expect(frontier.literalTarget(fresh: 12, wakeUps: 2) == (2, true))
+        #expect(frontier.literalTarget(fresh: 12, wakeUps: 3) == (2, false))
+        // 13 fresh has 90 % of the last point: the oracle that makes every reachable open fresh, 3 wake-ups.
+        #expect(frontier.literalTarget(fresh: 13, wakeUps: 3) == (3, true))
+        #expect(frontier.literalTarget(fresh: 13, wakeUps: 4) == (3, false))
+        // 7 fresh is less than 90 % of the free opens (7.2): no oracle to compare with.
+        #expect(frontier.literalTarget(fresh: 7, wakeUps: 0) == (0, false))
+        // 8 fresh (the free opens), 0 wake-ups: within 1.25× of the oracle with 0 (its fresh 8 is also ≤ 8/0.9).
+        #expect(frontier.literalTarget(fresh: 8, wakeUps: 0) == (0, true))
+        #expect(frontier.literalTarget(fresh: 8, wakeUps: 1) == (0, false))
+    }
+
     @Test("The frontier's plans are metered as predicted: fresh opens by FreshnessMeter, wake-ups by EnergyMeter (cluster rule)")
     func plansMeterAsPredicted() throws {
         let trace = try frontierHandTrace()

@@ -11,6 +11,8 @@ struct EqualFreshness {
     var rows: [Row]
     /// The frontier plan replayed: its wake-ups and fresh opens, predicted and metered.
     var check: (k: Int, predictedFresh: Int, meteredFresh: Int, meteredWakeUps: Int)?
+    /// The adaptive policy's (defaults) wake-ups by the rule that paid for them, and the opens each rule served.
+    var breakdown: String?
 
     struct Row {
         var result: PolicyResult
@@ -37,6 +39,11 @@ struct EqualFreshness {
                 result: $0, frontierWakeUps: frontier.wakeUps(forFreshOpens: $0.freshness.freshOpens),
                 frontierFreshAtSameWakeUps: frontier.freshOpens(wakeUps: $0.energy.wakeUps))
         }
+        if results.contains(where: { $0.policy == "adaptive" && $0.knob == "default" }) {
+            let (outcome, log) = TraceReplay.runWithOutcomeAndLog(trace, policy: AdaptivePolicy(), options: evaluation.options)
+            breakdown = WakeUpBreakdown(outcome: outcome, log: log, refreshDuration: evaluation.options.refreshDuration)
+                .lines.map { "\($0.kind.rawValue) \($0.wakeUps)/\($0.servedOpens)" }.joined(separator: ", ")
+        }
         // Replay the frontier's plan nearest the adaptive policy's wake-ups (a corner of the curve, not zero).
         let adaptive = results.first { $0.policy == "adaptive" }?.energy.wakeUps ?? 1
         let corners = frontier.plannedWakeUps.filter { $0 > 0 }
@@ -59,6 +66,13 @@ struct EqualFreshness {
         return row.result.energy.wakeUps == 0 ? "1.00× (both 0)" : "∞ (frontier 0)"
     }
 
+    /// SPEC §11 read literally (``OracleFrontier/literalTarget(fresh:wakeUps:share:bound:)``): the frontier oracle
+    /// with the most wake-ups of whose fresh opens the policy has 90 %, and whether the policy is within 1.25× of them.
+    func literalText(_ row: Row) -> String {
+        let literal = frontier.literalTarget(fresh: row.result.freshness.freshOpens, wakeUps: row.result.energy.wakeUps)
+        return perDay(literal.oracleWakeUps) + (literal.met ? ", met" : ", MISSED")
+    }
+
     var text: String {
         var lines: [String] = []
         let opens = frontier.opens
@@ -69,14 +83,14 @@ struct EqualFreshness {
                 + "that soon after the trace starts); reachable maximum \(Self.share(frontier.reachableOpens, opens)) with "
                 + "\(perDay(frontier.wakeUpsForAllReachable)) wake-ups/day")
         let header = ["policy", "knob", "wake-ups/day", "fresh", "frontier wake-ups/day at that fresh", "ratio",
-                      "frontier fresh at same wake-ups"]
+                      "frontier fresh at same wake-ups", "§11 literal: oracle wake-ups/day, within 1.25×"]
         var cells = [header]
         for row in rows {
             cells.append([
                 row.result.policy, row.result.knob, String(format: "%.1f", row.result.wakeUpsPerDay),
                 Self.share(row.result.freshness.freshOpens, row.result.freshness.opens),
                 row.frontierWakeUps.map(perDay) ?? "–", ratioText(row),
-                Self.share(row.frontierFreshAtSameWakeUps, opens),
+                Self.share(row.frontierFreshAtSameWakeUps, opens), literalText(row),
             ])
         }
         let widths = header.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
@@ -95,6 +109,7 @@ struct EqualFreshness {
                     + (agree ? "(agree)" : "(DIFFER)"))
         }
         lines.append(ceilingText)
+        if let breakdown { lines.append("  adaptive's wake-ups by rule (wake-ups/opens served): " + breakdown) }
         return lines.joined(separator: "\n")
     }
 
@@ -135,6 +150,7 @@ struct EqualFreshness {
         var lines: [String] = []
         var within = 0
         var judged = 0
+        var literalMet = 0
         for comparison in comparisons {
             guard let row = comparison.rows.first(where: { $0.result.policy == "adaptive" }) else { continue }
             let ratio = comparison.ratioText(row)
@@ -151,9 +167,14 @@ struct EqualFreshness {
                     + share(row.result.freshness.freshOpens, row.result.freshness.opens) + "; frontier "
                     + (row.frontierWakeUps.map(comparison.perDay) ?? "–") + "/day at that share; ratio \(ratio) — \(verdict); "
                     + "frontier at the adaptive's wake-ups: " + share(row.frontierFreshAtSameWakeUps, comparison.frontier.opens)
-                    + " (reachable " + share(comparison.frontier.reachableOpens, comparison.frontier.opens) + ")")
+                    + " (reachable " + share(comparison.frontier.reachableOpens, comparison.frontier.opens) + "); §11 literal: "
+                    + comparison.literalText(row))
+            let literal = comparison.frontier.literalTarget(
+                fresh: row.result.freshness.freshOpens, wakeUps: row.result.energy.wakeUps)
+            if literal.met { literalMet += 1 }
         }
         lines.append("adaptive within 1.25× of the frontier at its own fresh share on \(within) of \(judged) traces with a ratio")
+        lines.append("adaptive meets §11 read literally (90 % of a frontier oracle's fresh opens, at most 1.25× its wake-ups) on \(literalMet) of \(comparisons.count) traces")
         return lines.joined(separator: "\n")
     }
 }

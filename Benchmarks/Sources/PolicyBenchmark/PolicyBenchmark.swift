@@ -14,7 +14,8 @@ import OffstageSimulator
 /// Usage: `PolicyBenchmark [--days N] [--out DIR] [--figures DIR] [--quick] [--held-out] [--write-traces DIR]` from
 /// the repository root (or `--data DIR`). Synthetic seeds 1–3 of each user class are the tuning set; `--held-out`
 /// adds seeds 4–10 of each class, reported separately. `--write-traces DIR` writes every assembled trace as CSV with
-/// a README of the columns and definitions, so the frontier can be recomputed with other code.
+/// a README of the columns and definitions, so the frontier can be recomputed with other code. `--tune [--set
+/// knob=value …]` runs the adaptive policy alone with its wake-ups broken down by rule (``Tuning``).
 @main
 struct PolicyBenchmark {
     static func main() throws {
@@ -28,6 +29,7 @@ struct PolicyBenchmark {
         let out = URL(fileURLWithPath: option("--out") ?? "Benchmarks/results")
         let figures = URL(fileURLWithPath: option("--figures") ?? out.path)
         let heldOut = arguments.contains("--held-out")
+        if arguments.contains("--tune") { return try Tuning.run(arguments, data: data, days: days) }
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: figures, withIntermediateDirectories: true)
 

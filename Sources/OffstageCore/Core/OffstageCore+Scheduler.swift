@@ -140,7 +140,7 @@ extension OffstageCore {
         let context = SchedulingContext(
             now: now, awake: awake, locked: device.locked, lockedSince: device.lockedSince,
             charging: conditions.charging, clock: configuration.localClock,
-            usageHalfLifeDays: configuration.usageHalfLifeDays, candidates: candidates)
+            usageHalfLifeDays: configuration.usageHalfLifeDays, candidates: candidates, unlocks: device.unlocks)
         let decision = policy.decide(context)
         plan = decision.planned
         let chosen = decision.run.sorted()

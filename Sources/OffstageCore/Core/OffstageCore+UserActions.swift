@@ -40,6 +40,7 @@ extension OffstageCore {
     public mutating func lock(at now: Instant) -> [CoreAction] {
         guard !device.locked else { return finish(now) }
         device.appBeforeLock = device.foregroundApp
+        device.awaitingFirstOpen = false
         device.interruption = nil
         if let current = device.foregroundApp { sendToBackground(current, now, byLock: true) }
         device.locked = true
@@ -57,8 +58,9 @@ extension OffstageCore {
         device.locked = false
         device.lockedSince = nil
         schedulerDirty = true
-        // The first app opened from now on says whether the user came back to the one left at the lock.
-        device.appBeforeLockAwaitingOpen = device.appBeforeLock
+        // The scheduler learns when the user unlocks, and which app is opened first after it (SPEC SCH-5).
+        device.awaitingFirstOpen = true
+        device.unlocks.recordOpen(at: now, configuration.localClock, halfLifeDays: configuration.usageHalfLifeDays)
         let previous = returningToApp ? device.appBeforeLock : nil
         device.appBeforeLock = nil
         emit(.saveDevice)
@@ -163,16 +165,12 @@ extension OffstageCore {
             apps[id]?.durable.forceQuit = false
             apps[id]?.durable.crashLoop.reset()
         }
-        // The scheduler learns when the user opens each app (SPEC SCH-5), and whether, after unlocking, the user
-        // comes straight back to the app that was in front at the lock.
+        // The scheduler learns when the user opens each app (SPEC SCH-5), and which app is opened first after an
+        // unlock.
         let (clock, halfLife) = (configuration.localClock, configuration.usageHalfLifeDays)
-        apps[id]?.durable.schedule.usage.recordOpen(at: now, clock, halfLifeDays: halfLife)
-        if let resumed = device.appBeforeLockAwaitingOpen {
-            device.appBeforeLockAwaitingOpen = nil
-            apps[resumed]?.durable.schedule.usage.recordResume(resumed == id)
-            emit(.saveApp(resumed))
-            scheduleAgain(resumed)
-        }
+        apps[id]?.durable.schedule.usage.recordOpen(
+            at: now, clock, halfLifeDays: halfLife, firstAfterUnlock: device.awaitingFirstOpen)
+        device.awaitingFirstOpen = false
         emit(.saveApp(id))
         scheduleAgain(id)
         perform(transfers.userOpened(id))

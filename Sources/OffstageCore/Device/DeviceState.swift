@@ -6,9 +6,12 @@ public struct DeviceState: Hashable, Sendable, Codable {
     public var locked: Bool = false
     /// The app that was in front when the screen was locked; unlocking returns to it.
     public var appBeforeLock: AppID?
-    /// After an unlock, until the first open: the app that was in front at the lock (the scheduler learns whether
-    /// the user comes straight back to it).
-    public var appBeforeLockAwaitingOpen: AppID?
+    /// After an unlock, until the first open or the next lock: the next open is the first after an unlock (the
+    /// scheduler learns which app the user opens first after unlocking, and when).
+    public var awaitingFirstOpen = false
+    /// When the user unlocks the device, counted per hour of the day like an app's opens (SPEC SCH-5: with each app's
+    /// first opens after an unlock, the chance that the next unlock opens a given app first).
+    public var unlocks = UsageHistory()
     /// An interruption (an incoming call, an alert) in progress, and the app it covers.
     public var interruption: Interruption?
     /// Device-wide settings.
@@ -35,7 +38,8 @@ public struct DeviceState: Hashable, Sendable, Codable {
         foregroundApp = try container.decodeIfPresent(AppID.self, forKey: .foregroundApp)
         locked = try container.decodeIfPresent(Bool.self, forKey: .locked) ?? false
         appBeforeLock = try container.decodeIfPresent(AppID.self, forKey: .appBeforeLock)
-        appBeforeLockAwaitingOpen = try container.decodeIfPresent(AppID.self, forKey: .appBeforeLockAwaitingOpen)
+        awaitingFirstOpen = try container.decodeIfPresent(Bool.self, forKey: .awaitingFirstOpen) ?? false
+        unlocks = try container.decodeIfPresent(UsageHistory.self, forKey: .unlocks) ?? .init()
         interruption = try container.decodeIfPresent(Interruption.self, forKey: .interruption)
         settings = try container.decodeIfPresent(DeviceSettings.self, forKey: .settings) ?? .init()
         lockedSince = try container.decodeIfPresent(Instant.self, forKey: .lockedSince)

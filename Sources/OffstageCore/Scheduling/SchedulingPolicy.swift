@@ -51,6 +51,9 @@ public struct SchedulingContext: Sendable {
     public var usageHalfLifeDays: Double
     /// The runnable requests: every condition holds.
     public var candidates: [Candidate]
+    /// When the user unlocks the device, per hour of the day (with each app's first opens after an unlock, the chance
+    /// that the next unlock opens a given app first).
+    public var unlocks: UsageHistory
 
     /// A runnable request and what the policy may want to know about its app.
     public struct Candidate: Sendable {
@@ -78,7 +81,7 @@ public struct SchedulingContext: Sendable {
     /// Creates a context.
     public init(
         now: Instant, awake: Bool, locked: Bool, lockedSince: Instant?, charging: Bool, clock: LocalClock,
-        usageHalfLifeDays: Double, candidates: [Candidate]
+        usageHalfLifeDays: Double, candidates: [Candidate], unlocks: UsageHistory = .init()
     ) {
         self.now = now
         self.awake = awake
@@ -88,6 +91,7 @@ public struct SchedulingContext: Sendable {
         self.clock = clock
         self.usageHalfLifeDays = usageHalfLifeDays
         self.candidates = candidates
+        self.unlocks = unlocks
     }
 }
 

@@ -21,11 +21,10 @@ public struct UsageHistory: Hashable, Sendable, Codable {
     public var recentOpens: [Instant] = []
     /// Whether the app last left the foreground because the screen was locked (it was in front).
     public var leftByLock = false
-    /// How likely the user is to come straight back to the app after unlocking when it was in front at the lock:
-    /// a smoothed rate over such lock–unlock cycles (0.3 before any is seen).
-    public var resumeLikelihood: Double = 0.3
-    /// A lock–unlock cycle is being watched: the app was in front at the lock and nothing was opened since.
-    public var awaitingResume = false
+    /// Faded count of the opens that were the first after an unlock, in each hour of the day: with the device's
+    /// unlocks at that hour, the chance that the next unlock opens this app first (the one open a refresh at the
+    /// unlock cannot serve in time).
+    public var hourlyFirstOpens: [Double] = Array(repeating: 0, count: 24)
 
     /// How many recent opens are kept.
     public static let recentCapacity = 9
@@ -33,15 +32,35 @@ public struct UsageHistory: Hashable, Sendable, Codable {
     /// Nothing observed.
     public init() {}
 
+    // A history saved by an older version lacks newer keys: they keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hourlyOpens = try container.decodeIfPresent([Double].self, forKey: .hourlyOpens) ?? hourlyOpens
+        observedDays = try container.decodeIfPresent(Double.self, forKey: .observedDays) ?? 0
+        updatedAt = try container.decodeIfPresent(Instant.self, forKey: .updatedAt)
+        lastOpen = try container.decodeIfPresent(Instant.self, forKey: .lastOpen)
+        lastLeft = try container.decodeIfPresent(Instant.self, forKey: .lastLeft)
+        totalOpens = try container.decodeIfPresent(Int.self, forKey: .totalOpens) ?? 0
+        recentOpens = try container.decodeIfPresent([Instant].self, forKey: .recentOpens) ?? []
+        leftByLock = try container.decodeIfPresent(Bool.self, forKey: .leftByLock) ?? false
+        hourlyFirstOpens = try container.decodeIfPresent([Double].self, forKey: .hourlyFirstOpens) ?? hourlyFirstOpens
+        guard hourlyOpens.count == 24, hourlyFirstOpens.count == 24 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .hourlyOpens, in: container, debugDescription: "a usage history has one count per hour of the day (24)")
+        }
+    }
+
     /// Starts observing (at install): the days before that are not counted as days without opens.
     public mutating func start(at now: Instant) {
         if updatedAt == nil { updatedAt = now }
     }
 
-    /// Records that the user opened the app.
-    public mutating func recordOpen(at now: Instant, _ clock: LocalClock, halfLifeDays: Double) {
+    /// Records that the user opened the app; `firstAfterUnlock` when it is the first app opened since the screen was
+    /// unlocked.
+    public mutating func recordOpen(at now: Instant, _ clock: LocalClock, halfLifeDays: Double, firstAfterUnlock: Bool = false) {
         fade(to: now, halfLifeDays: halfLifeDays)
         hourlyOpens[clock.hourOfDay(now)] += 1
+        if firstAfterUnlock { hourlyFirstOpens[clock.hourOfDay(now)] += 1 }
         lastOpen = now
         totalOpens += 1
         recentOpens.append(now)
@@ -60,14 +79,6 @@ public struct UsageHistory: Hashable, Sendable, Codable {
     public mutating func recordLeft(at now: Instant, byLock: Bool = false) {
         lastLeft = now
         leftByLock = byLock
-        awaitingResume = byLock
-    }
-
-    /// The first app opened after the screen was unlocked was (or was not) this one, which was in front at the lock.
-    public mutating func recordResume(_ resumed: Bool, weight: Double = 0.2) {
-        guard awaitingResume else { return }
-        awaitingResume = false
-        resumeLikelihood += weight * ((resumed ? 1 : 0) - resumeLikelihood)
     }
 
     /// Whether the user opened the app after `instant` (or ever, when `instant` is nil).
@@ -84,6 +95,13 @@ public struct UsageHistory: Hashable, Sendable, Codable {
         // At least one day in the denominator: one open on the first day is not "every hour of every day".
         let days = max(faded.observedDays, 1)
         return faded.hourlyOpens.map { $0 / days }
+    }
+
+    /// The faded counts as of `now`: of all opens, and of first opens after an unlock, per hour of the day.
+    public func counts(at now: Instant, halfLifeDays: Double) -> (opens: [Double], firstOpens: [Double]) {
+        var faded = self
+        faded.fade(to: now, halfLifeDays: halfLifeDays)
+        return (faded.hourlyOpens, faded.hourlyFirstOpens)
     }
 
     /// Days of usage observed as of `now`, faded like the counts.
@@ -110,7 +128,10 @@ public struct UsageHistory: Hashable, Sendable, Codable {
         let days = (now - updatedAt).inSeconds / 86_400
         guard days > 0 else { return }
         let factor = pow(0.5, days / max(halfLifeDays, 0.01))
-        for index in hourlyOpens.indices { hourlyOpens[index] *= factor }
+        for index in hourlyOpens.indices {
+            hourlyOpens[index] *= factor
+            hourlyFirstOpens[index] *= factor
+        }
         // The days just observed count with the average weight they fade through.
         observedDays = observedDays * factor + days * (1 + factor) / 2
         self.updatedAt = now

@@ -166,6 +166,26 @@ public struct OracleFrontier: Sendable {
         return low
     }
 
+    /// SPEC §11's target read literally against the frontier: a policy with `fresh` fresh opens and `wakeUps`
+    /// wake-ups must have at least `share` (90 %) of an oracle's fresh opens with at most `bound` (1.25×) that oracle's
+    /// wake-ups. The oracles are the frontier's points `k = 0 …` ``wakeUpsForAllReachable``; the one that judges the
+    /// policy most favourably is the one with the most wake-ups whose fresh opens the policy still has `share` of.
+    /// Returns that oracle's wake-ups and whether the policy is within `bound` of them (a policy with no wake-up is
+    /// within any bound).
+    public func literalTarget(
+        fresh: Int, wakeUps: Int, share: Double = 0.9, bound: Double = 1.25
+    ) -> (oracleWakeUps: Int, met: Bool) {
+        var low = 0
+        var high = wakeUpsForAllReachable
+        // The largest k with share × F(k) ≤ fresh (F is nondecreasing; F(0) may already be too many).
+        guard share * Double(freshOpens(wakeUps: 0)) <= Double(fresh) else { return (0, false) }
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if share * Double(freshOpens(wakeUps: mid)) <= Double(fresh) { low = mid } else { high = mid - 1 }
+        }
+        return (low, Double(wakeUps) <= bound * Double(low))
+    }
+
     /// The curve: `(k, fresh opens)` for `k = 0 …` ``wakeUpsForAllReachable``.
     public var curve: [(wakeUps: Int, freshOpens: Int)] {
         (0...wakeUpsForAllReachable).map { ($0, freshOpens(wakeUps: $0)) }

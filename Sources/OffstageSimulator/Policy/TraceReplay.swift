@@ -48,6 +48,16 @@ public struct TraceReplay: Sendable {
         replay(trace, policy: policy, options: options).0.log
     }
 
+    /// Replays `trace` under `policy`, returning what the meters need and the core's event log together (to break a
+    /// policy's wake-ups down by the rule that paid for them: ``WakeUpBreakdown``).
+    public static func runWithOutcomeAndLog(
+        _ trace: UsageTrace, policy: any SchedulingPolicy, options: Options = .init()
+    ) -> (outcome: Outcome, log: [LogEntry]) {
+        let (sim, labels) = replay(trace, policy: policy, options: options)
+        let (runs, refreshes) = backgroundRuns(sim.trace, labels: labels)
+        return (Outcome(trace: trace, timeline: DeviceTimeline(trace: trace, runs: runs), refreshes: refreshes), sim.log)
+    }
+
     /// Replays `trace` under `policy`.
     public static func run(_ trace: UsageTrace, policy: any SchedulingPolicy, options: Options = .init()) -> Outcome {
         let (sim, labels) = replay(trace, policy: policy, options: options)

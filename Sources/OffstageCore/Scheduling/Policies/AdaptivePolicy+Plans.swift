@@ -17,23 +17,7 @@ extension AdaptivePolicy {
         var wakes = true
     }
 
-    /// Every app's opens per hour of the day, summed: an app's share of them at an hour is the chance that the next app
-    /// the user opens then is that one.
-    struct OpenShares {
-        var total = Array(repeating: 0.0, count: 24)
-
-        init(_ context: SchedulingContext) {
-            var seen: Set<AppID> = []
-            for candidate in context.candidates where seen.insert(candidate.key.app).inserted {
-                let rates = candidate.usage.hourlyRates(at: context.now, halfLifeDays: context.usageHalfLifeDays)
-                for hour in 0..<24 { total[hour] += rates[hour] }
-            }
-        }
-
-        func share(of rates: [Double], at hour: Int) -> Double { total[hour] > 0 ? rates[hour] / total[hour] : 0 }
-    }
-
-    func plan(for candidate: SchedulingContext.Candidate, _ context: SchedulingContext, _ shares: OpenShares) -> Plan {
+    func plan(for candidate: SchedulingContext.Candidate, _ context: SchedulingContext) -> Plan {
         let usage = candidate.usage
         let lastRefresh = candidate.results.lastRefreshAt
         let hours = usage.usualHours(
@@ -51,7 +35,7 @@ extension AdaptivePolicy {
             return .at(Target(at: ready, reason: "the device is awake and the app was opened since its last refresh", notBefore: ready))
         }
         if usage.leftByLock {
-            return resumePlan(usage, hours, shares, context).map { limited($0, candidate, context) }
+            return resumePlan(usage, context).map { limited($0, candidate, context) }
                 ?? .wait("it will be refreshed when the screen next comes on")
         }
         return limited(dirtyPlan(usage, hours, context), candidate, context)
@@ -59,15 +43,61 @@ extension AdaptivePolicy {
 
     /// The app left in front at the lock. While the screen was on, every app the user left was refreshed at once, so
     /// asleep this is the one dirty app, and a refresh when the screen next comes on serves every open of it but one:
-    /// the user unlocking straight back into it. Wake for that only when it is likely.
-    func resumePlan(_ usage: UsageHistory, _ hours: UsualHours, _ shares: OpenShares, _ context: SchedulingContext) -> Target? {
-        let left = usage.lastLeft ?? context.now
-        let share = shares.share(of: hours.rates, at: context.clock.hourOfDay(left))
-        let resume = (1 - resumeShareWeight) * usage.resumeLikelihood + resumeShareWeight * share
-        guard resume >= resumeThreshold else { return nil }
-        let at = left + .seconds(double: resumeDelay)
-        let reason = "the user comes straight back to it after unlocking about \(Int((resume * 100).rounded())) % of the time"
-        return Target(at: at, reason: reason, notBefore: context.now)
+    /// the next unlock opening it first. A wake-up for it pays only if the device is still asleep when it comes, and
+    /// serves an open only if the next unlock opens this app first: wake for it at the earliest instant — `resumeDelay`
+    /// after the lock, or the start of a later hour — from which that chance is at least `resumeThreshold`.
+    func resumePlan(_ usage: UsageHistory, _ context: SchedulingContext) -> Target? {
+        let now = context.now
+        let left = usage.lastLeft ?? now
+        let chance = FirstOpenChance(usage, context, prior: firstOpenPrior)
+        var at = max(left + .seconds(double: resumeDelay), now)
+        let horizon = left + .seconds(86_400)
+        while at < horizon {
+            let p = chance.ofNextUnlock(from: at, context.clock)
+            if p >= resumeThreshold {
+                let reason = "the next unlock is likely to open it first: about \(Int((p * 100).rounded())) % from \(at.clockTime)"
+                return Target(at: at, reason: reason, notBefore: now)
+            }
+            at = context.clock.startOfNextHour(after: at)
+        }
+        return nil
+    }
+
+    /// The chance that the next unlock opens one app first, from the device's unlocks per hour of the day and the app's
+    /// first opens after an unlock. Each hour's share is shrunk toward the app's share over the whole day by `prior`
+    /// unlocks' worth, so that one open after one unlock at an hour is not a certainty.
+    struct FirstOpenChance {
+        /// Expected unlocks in each hour of the day.
+        var unlockRates: [Double]
+        /// The share of the unlocks in each hour that open the app first.
+        var share: [Double]
+
+        init(_ usage: UsageHistory, _ context: SchedulingContext, prior: Double) {
+            let unlocks = context.unlocks.counts(at: context.now, halfLifeDays: context.usageHalfLifeDays).opens
+            let first = usage.counts(at: context.now, halfLifeDays: context.usageHalfLifeDays).firstOpens
+            unlockRates = context.unlocks.hourlyRates(at: context.now, halfLifeDays: context.usageHalfLifeDays)
+            // Each hour's share is pulled toward the app's share of all unlocks by `prior` unlocks' worth.
+            let overall = unlocks.reduce(0, +) > 0 ? first.reduce(0, +) / unlocks.reduce(0, +) : 0
+            share = (0..<24).map { min(1, (first[$0] + prior * overall) / (unlocks[$0] + prior)) }
+        }
+
+        /// The chance that the first unlock after `start` opens the app first: over the hours ahead, the chance that the
+        /// device is still locked, that the unlock comes in that hour, and that it opens the app (unlocks as a Poisson
+        /// process with each hour's rate; after two days without an unlock, no chance).
+        func ofNextUnlock(from start: Instant, _ clock: LocalClock) -> Double {
+            var stillLocked = 1.0
+            var chance = 0.0
+            var cursor = start
+            for _ in 0..<48 where stillLocked > 0.001 {
+                let next = clock.startOfNextHour(after: cursor)
+                let hour = clock.hourOfDay(cursor)
+                let unlock = 1 - exp(-unlockRates[hour] * (next - cursor).inSeconds / 3600)
+                chance += stillLocked * unlock * share[hour]
+                stillLocked *= 1 - unlock
+                cursor = next
+            }
+            return chance
+        }
     }
 
     /// A dirty app that did not leave with the lock (it could not be refreshed while the screen was on): before the
