@@ -93,6 +93,10 @@ struct PolicyBenchmark {
 
         print("\n## At equal freshness: the oracle's frontier (tuning set: real trace, synthetic seeds 1–3)")
         print(EqualFreshness.summary(equalFreshness))
+        print("\n## The first-open ceiling: how often a wake-up for the app locked on can serve an open, at best")
+        for (profile, seeds) in profiles {
+            for seed in seeds { print(FirstOpenCeiling(profile, seed: seed).text) }
+        }
         if let directory = option("--write-traces") {
             try TraceFiles.write(traces, frontiers: equalFreshness.map(\.frontier), to: URL(fileURLWithPath: directory))
             print("traces written to \(directory)")

@@ -45,11 +45,14 @@ public struct DaemonConfiguration: Sendable {
             let decoder = JSONDecoder()
             return (try decoder.decode(CoreConfiguration.self, from: data), try decoder.decode(DaemonSettings.self, from: data))
         } catch let DecodingError.dataCorrupted(context) {
-            let key = context.codingPath.last?.stringValue
+            // A knob of a setting that is an object is named with its object: `policy.resumeThreshold`.
+            let key = context.codingPath.isEmpty ? nil : context.codingPath.map(\.stringValue).joined(separator: ".")
             let fix =
                 switch key {
                 case "freezer": "use auto, cgroupV2, cgroupV1 or signalStop"
                 case "metricsListen": DaemonSettings.metricsListenFix
+                case let knob? where knob.hasPrefix("policy."):
+                    "give the policy's knobs as numbers within their ranges, or leave them out (the README lists each with its default)"
                 default: "correct the value (the README lists every setting)"
                 }
             throw ConfigurationError(path: file, key: key, problem: context.debugDescription, fix: fix)
@@ -110,6 +113,9 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public var historyMaxAge: Double = 7 * 86_400
     /// Rows of that history kept per app, for its waits and for its runs each. Default 5,000.
     public var historyRowsPerApp: Int = 5_000
+    /// The scheduling policy's knobs (SPEC SCH-5, SCH-7), as an object under `policy` with any subset of
+    /// ``AdaptivePolicy``'s: `{"policy": {"resumeThreshold": 0.6}}`. Defaults: those of ``AdaptivePolicy``.
+    public var policy = AdaptivePolicy()
 
     /// The defaults.
     public init() {}
@@ -118,7 +124,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
-        case machinePressure, historyMaxAge, historyRowsPerApp
+        case machinePressure, historyMaxAge, historyRowsPerApp, policy
     }
 
     /// The history's bounds in the store.
@@ -185,6 +191,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .freezer, in: container, debugDescription: "cannot be \(QuotedText.quote(freezer))")
         }
+        policy = try container.decodeIfPresent(AdaptivePolicy.self, forKey: .policy) ?? defaults.policy
         historyMaxAge = try container.decodeIfPresent(Double.self, forKey: .historyMaxAge) ?? defaults.historyMaxAge
         guard historyMaxAge >= 60, historyMaxAge.isFinite else {
             throw DecodingError.dataCorruptedError(

@@ -152,7 +152,8 @@ public final class DaemonEngine: @unchecked Sendable {
             // Hours of the day and daily budgets follow the machine's time zone unless the configuration says otherwise.
             coreConfiguration.utcOffsetSeconds = TimeZone.current.secondsFromGMT()
         }
-        core = OffstageCore(configuration: coreConfiguration, device: device, numberSeed: seed)
+        core = OffstageCore(
+            configuration: coreConfiguration, device: device, numberSeed: seed, policy: configuration.daemon.policy)
         for (app, durable) in apps { core.restore(app, durable: durable) }
         try restoreNotifications(notifications)
         restoredPushes = try readPushInbox()

@@ -1,4 +1,5 @@
 import Foundation
+import OffstageCore
 @testable import OffstageDaemon
 import Testing
 
@@ -31,6 +32,19 @@ struct DaemonConfigurationTests {
         let refused = try #require(refusal(#"{"location": {"gpsdPort": 0}}"#))
         #expect(refused.key == "location" && refused.problem.contains("gpsd port 0"))
         #expect(refusal(#"{"significantChangeDistance": -1}"#)?.key == "significantChangeDistance")
+    }
+
+    @Test("SCH-5, SCH-7: the scheduling policy's knobs come under `policy`, any subset; the others keep their documented defaults")
+    func policyKnobs() throws {
+        let (_, daemon) = try DaemonConfiguration.settings(
+            from: Data(#"{"policy": {"resumeThreshold": 0.6, "coalescingWindow": 1800}}"#.utf8), file: "x.json")
+        #expect(daemon.policy.resumeThreshold == 0.6 && daemon.policy.coalescingWindow == 1800)
+        var expected = AdaptivePolicy()
+        expected.resumeThreshold = 0.6
+        expected.coalescingWindow = 1800
+        #expect(daemon.policy == expected)
+        #expect(DaemonSettings().policy == AdaptivePolicy())
+        #expect(AdaptivePolicy().resumeThreshold == 0.4 && AdaptivePolicy().resumeDelay == 10)
     }
 
     @Test("§11 observability: metricsListen is off by default; HOST:PORT with IPv4, a name or a bracketed IPv6 host")
@@ -73,6 +87,11 @@ struct DaemonConfigurationTests {
             (#"{"deadlineTolerance": -1}"#, "deadlineTolerance", "non-negative number of seconds", "correct the value"),
             (#"{"desktopNotificationTimeout": -1}"#, "desktopNotificationTimeout", "from 0 to 2147483 seconds", "correct the value"),
             (#"{"desktopNotifications": "yes"}"#, "desktopNotifications", "has the wrong type", "give true or false"),
+            (#"{"policy": {"resumeThreshold": -0.1}}"#, "policy.resumeThreshold", "must be a number of at least 0", "give the policy's knobs"),
+            (#"{"policy": {"habitRate": 2}}"#, "policy.habitRate", "must be from 0 to 1", "give the policy's knobs"),
+            (#"{"policy": {"resumeTreshold": 0.5}}"#, "policy.resumeTreshold", "is not a knob of the adaptive policy", "give the policy's knobs"),
+            (#"{"policy": {"backoffBase": 600, "backoffMax": 60}}"#, "policy.backoffMax", "at least backoffBase", "give the policy's knobs"),
+            (#"{"policy": {"lead": "soon"}}"#, "lead", "has the wrong type", "give a number"),
         ])
     func badValue(json: String, key: String, problem: String, fix: String) throws {
         let error = try #require(refusal(json))

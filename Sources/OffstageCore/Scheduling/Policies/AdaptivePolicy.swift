@@ -82,6 +82,65 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
     /// The defaults.
     public init() {}
 
+    /// The knobs, by the names a configuration gives them.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case lead, usualFraction, minimumUsualRate, busyGap, resumeThreshold, resumeDelay, firstOpenPrior
+        case refreshAfterUse, fallbackDelay, learningDays, staleAfter, staleWakeAfter, habitRate, coalescingWindow
+        case backoffBase, backoffMax, dormantAfter, dormantInterval
+    }
+
+    /// Decodes any subset of the knobs (the others keep their defaults). A knob that is not a finite number of at
+    /// least 0, a share above 1 (`usualFraction`, `habitRate`), `backoffMax` below `backoffBase`, and a key that is no
+    /// knob are refused, naming the knob.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+            .filter { CodingKeys(rawValue: $0) == nil }.sorted()
+        if let first = unknown.first {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath + [AnyKey(stringValue: first)],
+                debugDescription: "is not a knob of the adaptive policy (knobs: "
+                    + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
+        }
+        func knob(_ key: CodingKeys, _ value: inout Double, atMost limit: Double = .infinity) throws {
+            value = try container.decodeIfPresent(Double.self, forKey: key) ?? value
+            guard value.isFinite, value >= 0, value <= limit else {
+                let range = limit.isFinite ? "from 0 to \(limit)" : "a number of at least 0"
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(range)")
+            }
+        }
+        try knob(.lead, &lead)
+        try knob(.usualFraction, &usualFraction, atMost: 1)
+        try knob(.minimumUsualRate, &minimumUsualRate)
+        try knob(.busyGap, &busyGap)
+        try knob(.resumeThreshold, &resumeThreshold)
+        try knob(.resumeDelay, &resumeDelay)
+        try knob(.firstOpenPrior, &firstOpenPrior)
+        try knob(.refreshAfterUse, &refreshAfterUse)
+        try knob(.fallbackDelay, &fallbackDelay)
+        try knob(.learningDays, &learningDays)
+        try knob(.staleAfter, &staleAfter)
+        try knob(.staleWakeAfter, &staleWakeAfter)
+        try knob(.habitRate, &habitRate, atMost: 1)
+        try knob(.coalescingWindow, &coalescingWindow)
+        try knob(.backoffBase, &backoffBase)
+        try knob(.backoffMax, &backoffMax)
+        try knob(.dormantAfter, &dormantAfter)
+        try knob(.dormantInterval, &dormantInterval)
+        guard backoffMax >= backoffBase else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .backoffMax, in: container, debugDescription: "must be at least backoffBase (\(backoffBase))")
+        }
+    }
+
+    /// Any key of a JSON object, to find those that are no knob.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     public var name: String { "adaptive" }
 
     public mutating func decide(_ context: SchedulingContext) -> SchedulingDecision {
