@@ -117,12 +117,19 @@ final class AccessoryRegistry: Sendable {
     /// The app attached again (the daemon restarted): every open session is handed off again.
     func reattached(link: DaemonLink) {
         // Duplicates taken under the lock: the app may close a session meanwhile, and its number be reused.
-        let (sessions, registrations) = state.withLock { state in
-            (
-                state.sessions.mapValues { fcntl($0.fd, F_DUPFD_CLOEXEC, 0) }.filter { $0.value >= 0 },
-                state.registrations
-            )
+        let (duplicates, registrations) = state.withLock { state in
+            (state.sessions.mapValues { session -> (fd: Int32, errno: Int32) in
+                let copy = fcntl(session.fd, F_DUPFD_CLOEXEC, 0)
+                return (copy, copy >= 0 ? 0 : errno)
+            }, state.registrations)
         }
+        // A session that cannot be duplicated is not handed off again: said, not skipped in silence.
+        for (name, failed) in duplicates where failed.fd < 0 {
+            reportToDeveloper(
+                "the session of accessory '\(name)' could not be handed off again: duplicating its descriptor failed ("
+                    + String(cString: strerror(failed.errno)) + ")")
+        }
+        let sessions = duplicates.filter { $0.value.fd >= 0 }.mapValues(\.fd)
         defer { for fd in sessions.values { Glibc.close(fd) } }
         for (name, fd) in sessions.sorted(by: { $0.key < $1.key }) {
             do {
