@@ -41,8 +41,7 @@ struct EqualFreshness {
         }
         if results.contains(where: { $0.policy == "adaptive" && $0.knob == "default" }) {
             let (outcome, log) = TraceReplay.runWithOutcomeAndLog(trace, policy: AdaptivePolicy(), options: evaluation.options)
-            breakdown = WakeUpBreakdown(outcome: outcome, log: log, refreshDuration: evaluation.options.refreshDuration)
-                .lines.map { "\($0.kind.rawValue) \($0.wakeUps)/\($0.servedOpens)" }.joined(separator: ", ")
+            breakdown = WakeUpBreakdown(outcome: outcome, log: log, refreshDuration: evaluation.options.refreshDuration).summary
         }
         // Replay the frontier's plan nearest the adaptive policy's wake-ups (a corner of the curve, not zero).
         let adaptive = results.first { $0.policy == "adaptive" }?.energy.wakeUps ?? 1
@@ -68,8 +67,12 @@ struct EqualFreshness {
 
     /// SPEC §11 read literally (``OracleFrontier/literalTarget(fresh:wakeUps:share:bound:)``): the frontier oracle
     /// with the most wake-ups of whose fresh opens the policy has 90 %, and whether the policy is within 1.25× of them.
+    func literal(_ row: Row) -> (oracleWakeUps: Int, met: Bool) {
+        frontier.literalTarget(fresh: row.result.freshness.freshOpens, wakeUps: row.result.energy.wakeUps)
+    }
+
     func literalText(_ row: Row) -> String {
-        let literal = frontier.literalTarget(fresh: row.result.freshness.freshOpens, wakeUps: row.result.energy.wakeUps)
+        let literal = literal(row)
         return perDay(literal.oracleWakeUps) + (literal.met ? ", met" : ", MISSED")
     }
 
@@ -169,9 +172,7 @@ struct EqualFreshness {
                     + "frontier at the adaptive's wake-ups: " + share(row.frontierFreshAtSameWakeUps, comparison.frontier.opens)
                     + " (reachable " + share(comparison.frontier.reachableOpens, comparison.frontier.opens) + "); §11 literal: "
                     + comparison.literalText(row))
-            let literal = comparison.frontier.literalTarget(
-                fresh: row.result.freshness.freshOpens, wakeUps: row.result.energy.wakeUps)
-            if literal.met { literalMet += 1 }
+            if comparison.literal(row).met { literalMet += 1 }
         }
         lines.append("adaptive within 1.25× of the frontier at its own fresh share on \(within) of \(judged) traces with a ratio")
         lines.append("adaptive meets §11 read literally (90 % of a frontier oracle's fresh opens, at most 1.25× its wake-ups) on \(literalMet) of \(comparisons.count) traces")

@@ -13,6 +13,9 @@ import OffstageSimulator
 /// the future gets below 1 / ceiling times the frontier's wake-ups at its own fresh share.
 struct FirstOpenCeiling {
     var trace: String
+    /// How long the long trace is, and how wide a cell of the day.
+    var days: Int
+    var binMinutes: Int
     /// Unlocks in the long trace.
     var unlocks: Int
     /// The best cell: the app, the 10 minutes of the day, its first opens and the unlocks in that cell.
@@ -30,6 +33,8 @@ struct FirstOpenCeiling {
         long.days = days
         let generated = SyntheticTraceGenerator(long).generate(seed: seed)
         trace = "synthetic-\(parameters.name)-seed\(seed)"
+        self.days = days
+        self.binMinutes = binMinutes
         let clock = LocalClock()
         let bins = 24 * 60 / binMinutes
         var unlocksPerBin = Array(repeating: 0, count: bins)
@@ -60,7 +65,7 @@ struct FirstOpenCeiling {
 
     var text: String {
         String(
-            format: "%@: over 400 days (%d unlocks), the likeliest first app of an unlock in any 10 minutes of the day is %@ at %02d:%02d, %d of %d (%.0f %%): no policy gets below %.2f× the frontier",
-            trace, unlocks, app, minuteOfDay / 60, minuteOfDay % 60, firstOpens, cellUnlocks, ceiling * 100, 1 / max(ceiling, 1e-9))
+            format: "%@: over %d days (%d unlocks), the likeliest first app of an unlock in any %d minutes of the day is %@ at %02d:%02d, %d of %d (%.0f %%): no policy gets below %.2f× the frontier",
+            trace, days, unlocks, binMinutes, app, minuteOfDay / 60, minuteOfDay % 60, firstOpens, cellUnlocks, ceiling * 100, 1 / max(ceiling, 1e-9))
     }
 }

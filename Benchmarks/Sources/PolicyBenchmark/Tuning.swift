@@ -43,8 +43,7 @@ enum Tuning {
         let frontier = OracleFrontier(trace, refreshDuration: options.refreshDuration, slack: .seconds(1))
         let needed = frontier.wakeUps(forFreshOpens: fresh.freshOpens)
         let ratio = needed.map { $0 > 0 ? String(format: "%.2f×", Double(wakeUps) / Double($0)) : "∞" } ?? "above reach"
-        let breakdown = WakeUpBreakdown(outcome: outcome, log: log, refreshDuration: options.refreshDuration)
-        let rules = breakdown.lines.map { "\($0.kind.rawValue) \($0.wakeUps)/\($0.servedOpens)" }.joined(separator: ", ")
+        let rules = WakeUpBreakdown(outcome: outcome, log: log, refreshDuration: options.refreshDuration).summary
         let literal = frontier.literalTarget(fresh: fresh.freshOpens, wakeUps: wakeUps)
         return String(
             format: "%@: %.1f/day, %.1f%% fresh (%d above free); frontier %@/day; ratio %@; §11 literal: oracle %.1f/day, %@; wake-ups/served: %@",

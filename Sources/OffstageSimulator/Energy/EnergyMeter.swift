@@ -23,23 +23,8 @@ public struct EnergyMeter: Sendable {
 
     /// Measures `timeline`.
     public func measure(_ timeline: DeviceTimeline) -> EnergyReport {
-        let runs = timeline.runs.sorted { ($0.span.start, $0.span.end, $0.app) < ($1.span.start, $1.span.end, $1.app) }
-
-        var wakeUps = 0
-        var busyUntil: Instant?
-        var woken = false  // whether a run of the current cluster started with the screen off
-        for run in runs {
-            if let busy = busyUntil, run.span.start < busy {
-                busyUntil = max(busy, run.span.end)
-            } else {
-                busyUntil = run.span.end
-                woken = false
-            }
-            if !woken && !timeline.isScreenOn(at: run.span.start) {
-                wakeUps += 1
-                woken = true
-            }
-        }
+        let runs = timeline.runsInOrder
+        let wakeUps = timeline.wakeUps.count
 
         let cpuTime = runs.reduce(Duration.zero) { $0 + $1.span.duration }
         let coldLaunches = runs.filter(\.isColdLaunch).count

@@ -10,7 +10,7 @@ import OffstageCore
 /// started at the next screen-on could complete: without the wake-up that open would not have been fresh.
 public struct WakeUpBreakdown: Sendable {
     /// A rule of the policy, read from its reason text.
-    public enum Kind: String, CaseIterable, Sendable, Comparable {
+    public enum Kind: String, CaseIterable, Sendable {
         /// A bet that the next unlock opens first the app the screen was locked on.
         case resume
         /// A dirty app planned before its next expected open (in use, a usual hour, or no usual hour yet).
@@ -23,10 +23,6 @@ public struct WakeUpBreakdown: Sendable {
         case dormant
         /// Any other reason (a planned policy, processing work).
         case other
-
-        public static func < (a: Kind, b: Kind) -> Bool {
-            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-        }
     }
 
     /// The wake-ups one rule paid for.
@@ -85,28 +81,13 @@ public struct WakeUpBreakdown: Sendable {
         }
 
         var counts: [Kind: (wakeUps: Int, served: Int)] = [:]
-        var busyUntil: Instant?
-        var current: Kind?
-        let runs = timeline.runs.sorted { ($0.span.start, $0.span.end, $0.app) < ($1.span.start, $1.span.end, $1.app) }
-        // The run that woke the device: of the runs that started at that instant, the one the policy did not start
-        // because the device was already awake (the core starts the others after it, in the same instant).
-        func payer(startingAt instant: Instant) -> Kind {
-            let kinds = runs.filter { $0.span.start == instant }.map { Self.kind(of: reason($0)) }
-            return kinds.first { $0 != .other } ?? kinds.first ?? .other
-        }
-        for run in runs {
-            if let busy = busyUntil, run.span.start < busy {
-                busyUntil = max(busy, run.span.end)
-            } else {
-                busyUntil = run.span.end
-                current = nil
-            }
-            if current == nil && !timeline.isScreenOn(at: run.span.start) {
-                let kind = payer(startingAt: run.span.start)
-                current = kind
-                counts[kind, default: (0, 0)].wakeUps += 1
-            }
-            if let current, served(run) { counts[current, default: (0, 0)].served += 1 }
+        for wakeUp in timeline.wakeUps {
+            // The rule that paid: of the runs that started at that instant, the one the policy did not start because
+            // the device was already awake (the core starts the others after it, in the same instant).
+            let kinds = wakeUp.runs.filter { $0.span.start == wakeUp.waking.span.start }.map { Self.kind(of: reason($0)) }
+            let kind = kinds.first { $0 != .other } ?? kinds.first ?? .other
+            counts[kind, default: (0, 0)].wakeUps += 1
+            counts[kind, default: (0, 0)].served += wakeUp.runs.count(where: served)
         }
         lines = Kind.allCases.compactMap { kind in
             counts[kind].map { Line(kind: kind, wakeUps: $0.wakeUps, servedOpens: $0.served) }
@@ -117,4 +98,7 @@ public struct WakeUpBreakdown: Sendable {
     public var wakeUps: Int { lines.reduce(0) { $0 + $1.wakeUps } }
     /// All opens served.
     public var servedOpens: Int { lines.reduce(0) { $0 + $1.servedOpens } }
+
+    /// `resume 7/6, habit 1/0`: each rule's wake-ups and the opens they served.
+    public var summary: String { lines.map { "\($0.kind.rawValue) \($0.wakeUps)/\($0.servedOpens)" }.joined(separator: ", ") }
 }
