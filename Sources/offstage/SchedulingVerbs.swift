@@ -161,6 +161,11 @@ struct Explain: DaemonCommand {
             throw ValidationError(
                 "--since \(QuotedText.quote(since)) is in the future; give a time before now, e.g. --since 2h")
         }
+        if !CheckedNumber.instantSeconds.contains(start) {
+            throw ValidationError(
+                "--since \(QuotedText.quote(since)) reaches back before 1677, further than any history; "
+                    + "give a shorter duration or a later date, e.g. --since 7d")
+        }
     }
 
     func run(with client: ControlClient) throws {

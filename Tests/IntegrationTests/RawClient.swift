@@ -43,6 +43,12 @@ struct RawClient {
         return nil
     }
 
+    /// Whether a reply (or the end of the connection) is waiting to be read now, without waiting for one.
+    func hasReply() -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) == 1
+    }
+
     /// Whether the daemon closed the connection (a read returns end of file).
     func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0

@@ -123,13 +123,17 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = CoreConfiguration()
-        func value(_ key: CodingKeys, _ fallback: Double) throws -> Double {
+        // Every number goes through the checked conversion: a timeout of 1e300 s would trap the first timer it set.
+        func value(
+            _ key: CodingKeys, _ fallback: Double, in range: ClosedRange<Double> = 0 ... CheckedNumber.longestDuration,
+            unit: String = "seconds"
+        ) throws -> Double {
             guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
-            guard value.isFinite, value >= 0 else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "must be a non-negative number of seconds")
+            do throws(NumberOutOfRange) {
+                return try CheckedNumber.finite(value, field: key.rawValue, in: range, unit: unit)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
             }
-            return value
         }
         launchTimeout = try value(.launchTimeout, defaults.launchTimeout)
         didEnterBackgroundTimeout = try value(.didEnterBackgroundTimeout, defaults.didEnterBackgroundTimeout)
@@ -149,21 +153,21 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         dailyBackgroundBudget = try value(.dailyBackgroundBudget, defaults.dailyBackgroundBudget)
         idleDelay = try value(.idleDelay, defaults.idleDelay)
         minimumFetchInterval = try value(.minimumFetchInterval, defaults.minimumFetchInterval)
-        usageHalfLifeDays = try value(.usageHalfLifeDays, defaults.usageHalfLifeDays)
+        usageHalfLifeDays = try value(.usageHalfLifeDays, defaults.usageHalfLifeDays, in: 0 ... 36_525, unit: "days")
         maximumEarliestBeginAhead = try value(.maximumEarliestBeginAhead, defaults.maximumEarliestBeginAhead)
         maximumEarliestBeginPast = try value(.maximumEarliestBeginPast, defaults.maximumEarliestBeginPast)
         keepAliveMinimumTimeout = try value(.keepAliveMinimumTimeout, defaults.keepAliveMinimumTimeout)
         keepAliveHandlerTime = try value(.keepAliveHandlerTime, defaults.keepAliveHandlerTime)
         keepAliveTolerance = try value(.keepAliveTolerance, defaults.keepAliveTolerance)
         voipSocketEventTime = try value(.voipSocketEventTime, defaults.voipSocketEventTime)
-        // Metres, not seconds, but the same rule: a finite number, not negative.
-        significantChangeDistance = try value(.significantChangeDistance, defaults.significantChangeDistance)
+        significantChangeDistance = try value(
+            .significantChangeDistance, defaults.significantChangeDistance, in: 0 ... 40_075_000, unit: "metres")
         accessoryEventTime = try value(.accessoryEventTime, defaults.accessoryEventTime)
         minimumNotificationRepeatInterval = try value(
             .minimumNotificationRepeatInterval, defaults.minimumNotificationRepeatInterval)
         notificationLateAfter = try value(.notificationLateAfter, defaults.notificationLateAfter)
-        // Wakes per hour, not seconds, but the same rule.
-        backgroundPushesPerHour = try value(.backgroundPushesPerHour, defaults.backgroundPushesPerHour)
+        backgroundPushesPerHour = try value(
+            .backgroundPushesPerHour, defaults.backgroundPushesPerHour, in: 0 ... 1_000_000, unit: "wakes per hour")
         remoteNotificationTime = try value(.remoteNotificationTime, defaults.remoteNotificationTime)
         newsstandWakeInterval = try value(.newsstandWakeInterval, defaults.newsstandWakeInterval)
         func integer(_ key: CodingKeys, _ fallback: Int, in range: ClosedRange<Int>) throws -> Int {

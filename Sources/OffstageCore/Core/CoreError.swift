@@ -40,6 +40,17 @@ public struct CoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(message); \(fix)" }
 
+    /// A number the caller chose is NaN, infinite or out of its field's range (``NumberOutOfRange``).
+    public init(_ error: NumberOutOfRange) {
+        self.init(.invalidArgument, "\(error.field) is \(error.value), out of range", fix: error.fix)
+    }
+
+    /// The result of `body`, a checked conversion, with its ``NumberOutOfRange`` as an `invalidArgument` error.
+    @discardableResult
+    public static func checking<T>(_ body: () throws(NumberOutOfRange) -> T) throws(CoreError) -> T {
+        do { return try body() } catch { throw CoreError(error) }
+    }
+
     /// No app with this id is installed.
     public static func notInstalled(_ id: AppID) -> CoreError {
         CoreError(.appNotInstalled, "no app '\(id)' is installed", fix: "install it with `offstage install BUNDLE_DIR`")

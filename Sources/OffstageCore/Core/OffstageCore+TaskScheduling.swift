@@ -110,8 +110,10 @@ extension OffstageCore {
         _ id: AppID, pid: Int32, _ interval: FetchInterval, at now: Instant
     ) throws(CoreError) -> [CoreAction] {
         _ = try runningProcess(id, pid: pid)
-        if case .seconds(let seconds) = interval, !(seconds.isFinite && seconds >= 0) {
-            throw CoreError(.invalidArgument, "fetch interval \(seconds) is not a number of seconds", fix: "give a finite number ≥ 0")
+        if case .seconds(let seconds) = interval {
+            try CoreError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.finite(seconds, field: "seconds", in: 0 ... CheckedNumber.longestDuration, unit: "seconds")
+            }
         }
         if interval != .never, try !entry(id).app.manifest.declares(.fetch) {
             throw CoreError(

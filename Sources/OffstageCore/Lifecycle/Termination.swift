@@ -105,7 +105,9 @@ public struct TerminationRecord: Hashable, Sendable, Codable {
     }
 }
 
+/// Seconds for people: to a tenth, without ".0"; any Double, a caller's 1e308 or NaN too, prints without trapping.
 func format(_ seconds: Double) -> String {
     let rounded = (seconds * 10).rounded() / 10
-    return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    guard rounded.isFinite, abs(rounded) < 1e15 else { return String(seconds) }
+    return rounded == rounded.rounded() ? String(Int64(rounded)) : String(rounded)
 }

@@ -27,7 +27,7 @@ public enum NotificationTrigger: Hashable, Sendable, Codable {
     public var summary: String {
         switch self {
         case .timeInterval(let seconds, let repeats):
-            let shown = seconds == seconds.rounded() ? String(Int64(seconds)) : String(seconds)
+            let shown = CheckedNumber.text(seconds)
             return repeats ? "every \(shown) s" : "in \(shown) s"
         case .calendar(let match, let repeats): return (repeats ? "repeating " : "once ") + match.summary
         case .date(let instant): return "at \(instant)"

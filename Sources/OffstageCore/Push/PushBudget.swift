@@ -50,6 +50,8 @@ public struct PushBudget: Hashable, Sendable, Codable {
         // A bucket that holds no whole wake, or never refills, never has one.
         guard limits.perHour > 0, limits.burst >= 1 else { return nil }
         let seconds = (1 - current.available) * 3_600 / limits.perHour
+        // A rate so slow that the wake is a century away is as good as none (and would overflow an instant).
+        guard seconds < CheckedNumber.longestDuration else { return nil }
         // Rounded up to the millisecond, so that at that instant the bucket really holds one; and, as the refill
         // there may still fall short of one by a rounding error (0.9999999999999999), a millisecond more until it
         // does: a timer armed for an instant at which no wake is found would fire again and again at it.

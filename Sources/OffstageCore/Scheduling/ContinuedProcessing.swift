@@ -118,11 +118,13 @@ public struct ContinuedProcessingLimits: Hashable, Sendable, Codable {
         pressureMemory = try level(.pressureMemory, defaults.pressureMemory, above: .normal)
         pressureThermal = try level(.pressureThermal, defaults.pressureThermal, above: .nominal)
         if let value = try container.decodeIfPresent(Double.self, forKey: .progressTimeout) {
-            guard value.isFinite, value > 0 else {
+            do throws(NumberOutOfRange) {
+                progressTimeout = try CheckedNumber.finite(
+                    value, field: "progressTimeout", in: 0.001 ... CheckedNumber.longestDuration, unit: "seconds")
+            } catch {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .progressTimeout, in: container, debugDescription: "must be a positive number of seconds")
+                    forKey: .progressTimeout, in: container, debugDescription: "must be \(error.expected)")
             }
-            progressTimeout = value
         } else {
             progressTimeout = defaults.progressTimeout
         }

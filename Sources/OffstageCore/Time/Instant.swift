@@ -12,9 +12,11 @@ public struct Instant: Hashable, Comparable, Sendable, Codable, CustomStringConv
         self.nanosecondsSinceEpoch = nanosecondsSinceEpoch
     }
 
-    /// Creates an instant from seconds since the Unix epoch.
+    /// Creates an instant from seconds since the Unix epoch, saturating: a value beyond what an instant holds
+    /// (about 1678 to 2262) becomes the nearest instant it holds, and NaN the epoch. It never traps; a number a caller
+    /// chose goes through ``init(checkingSecondsSinceEpoch:field:in:)`` instead, which refuses it by name.
     public init(secondsSinceEpoch: Double) {
-        self.nanosecondsSinceEpoch = Int64((secondsSinceEpoch * 1e9).rounded())
+        self.nanosecondsSinceEpoch = Int64(saturating: secondsSinceEpoch * 1e9)
     }
 
     /// Seconds since the Unix epoch.
@@ -27,19 +29,20 @@ public struct Instant: Hashable, Comparable, Sendable, Codable, CustomStringConv
         lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch
     }
 
-    /// The instant `duration` after `instant`.
+    /// The instant `duration` after `instant`, saturating at the first and last instants (a deadline a year-long
+    /// timeout puts past 2262 is the last instant, not one in 1678).
     public static func + (instant: Instant, duration: Duration) -> Instant {
-        Instant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch &+ duration.nanoseconds)
+        Instant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch.saturatingAdd(duration.nanoseconds))
     }
 
-    /// The instant `duration` before `instant`.
+    /// The instant `duration` before `instant`, saturating at the first and last instants.
     public static func - (instant: Instant, duration: Duration) -> Instant {
-        Instant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch &- duration.nanoseconds)
+        Instant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch.saturatingSubtract(duration.nanoseconds))
     }
 
-    /// The time from `rhs` to `lhs`.
+    /// The time from `rhs` to `lhs`, saturating at the longest durations that fit in nanoseconds.
     public static func - (lhs: Instant, rhs: Instant) -> Duration {
-        .nanoseconds(lhs.nanosecondsSinceEpoch &- rhs.nanosecondsSinceEpoch)
+        .nanoseconds(lhs.nanosecondsSinceEpoch.saturatingSubtract(rhs.nanosecondsSinceEpoch))
     }
 
     public var description: String { String(secondsSinceEpoch) }
@@ -70,8 +73,38 @@ extension Duration {
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 
-    /// A duration from a floating-point number of seconds (settings are written in seconds).
+    /// A duration from a floating-point number of seconds (settings are written in seconds), saturating at the
+    /// longest durations that fit in nanoseconds (about 292 years), NaN as zero. It never traps; a number a caller chose
+    /// goes through ``checkedSeconds(_:field:in:)`` instead, which refuses it by name.
     public static func seconds(double value: Double) -> Duration {
-        .nanoseconds(Int64((value * 1e9).rounded()))
+        .nanoseconds(Int64(saturating: value * 1e9))
+    }
+}
+
+extension Int64 {
+    /// `value` rounded to the nearest integer, saturating at `Int64.min` and `Int64.max`; NaN is zero.
+    /// The conversion for numbers that may be out of range, where `Int64(_:)` would trap.
+    public init(saturating value: Double) {
+        if value.isNaN {
+            self = 0
+        } else if value >= 9_223_372_036_854_775_807.0 {  // 2^63 as a Double: the first value past Int64.max
+            self = .max
+        } else if value <= -9_223_372_036_854_775_808.0 {
+            self = .min
+        } else {
+            self = Int64(value.rounded())
+        }
+    }
+
+    /// `self + other`, or the bound it passed.
+    func saturatingAdd(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    /// `self - other`, or the bound it passed.
+    func saturatingSubtract(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
     }
 }

@@ -54,10 +54,11 @@ public struct TransferLimits: Hashable, Sendable, Codable {
         let defaults = TransferLimits()
         func seconds(_ key: CodingKeys, _ fallback: Double) throws -> Double {
             guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
-            guard value.isFinite, value >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a non-negative number of seconds")
+            do throws(NumberOutOfRange) {
+                return try CheckedNumber.finite(value, field: key.stringValue, in: 0 ... CheckedNumber.longestDuration, unit: "seconds")
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
             }
-            return value
         }
         func count(_ key: CodingKeys, _ fallback: Int) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }

@@ -147,14 +147,32 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = DaemonSettings()
-        eventLogCapacity = try container.decodeIfPresent(Int.self, forKey: .eventLogCapacity) ?? defaults.eventLogCapacity
-        freezeTimeout = try container.decodeIfPresent(Double.self, forKey: .freezeTimeout) ?? defaults.freezeTimeout
-        maximumMessageSize = try container.decodeIfPresent(Int.self, forKey: .maximumMessageSize) ?? defaults.maximumMessageSize
+        // Every number through the checked conversions, with a range: a shutdown timeout of 1e300 s trapped at the
+        // first shutdown, a message size of 2^60 bytes at the first message.
+        func seconds(_ key: CodingKeys, _ fallback: Double, in range: ClosedRange<Double>) throws -> Double {
+            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
+            do throws(NumberOutOfRange) {
+                return try CheckedNumber.finite(value, field: key.rawValue, in: range, unit: "seconds")
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
+            }
+        }
+        func count<T: FixedWidthInteger & Decodable>(_ key: CodingKeys, _ fallback: T, in range: ClosedRange<T>) throws -> T {
+            guard let value = try container.decodeIfPresent(T.self, forKey: key) else { return fallback }
+            do throws(NumberOutOfRange) {
+                return try CheckedNumber.integer(value, field: key.rawValue, in: range)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
+            }
+        }
+        let longest = CheckedNumber.longestDuration
+        eventLogCapacity = try count(.eventLogCapacity, defaults.eventLogCapacity, in: 100 ... 10_000_000)
+        freezeTimeout = try seconds(.freezeTimeout, defaults.freezeTimeout, in: 0.001 ... 3_600)
+        maximumMessageSize = try count(.maximumMessageSize, defaults.maximumMessageSize, in: 4_096 ... 1 << 30)
         freezer = try container.decodeIfPresent(String.self, forKey: .freezer) ?? defaults.freezer
-        shutdownTimeout = try container.decodeIfPresent(Double.self, forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
+        shutdownTimeout = try seconds(.shutdownTimeout, defaults.shutdownTimeout, in: 0 ... 3_600)
         metricsListen = try container.decodeIfPresent(String.self, forKey: .metricsListen)
-        deadlineTolerance =
-            try container.decodeIfPresent(Double.self, forKey: .deadlineTolerance) ?? defaults.deadlineTolerance
+        deadlineTolerance = try seconds(.deadlineTolerance, defaults.deadlineTolerance, in: 0 ... 3_600)
         location = try container.decodeIfPresent(LocationSourceSettings.self, forKey: .location) ?? defaults.location
         push = try container.decodeIfPresent(PushGatewaySettings.self, forKey: .push) ?? defaults.push
         machinePressure =
@@ -183,38 +201,13 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .metricsListen, in: container, debugDescription: "cannot be \(QuotedText.quote(metricsListen))")
         }
-        guard deadlineTolerance >= 0, deadlineTolerance.isFinite else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .deadlineTolerance, in: container, debugDescription: "must be a non-negative number of seconds")
-        }
         guard ["auto", "cgroupV2", "cgroupV1", "signalStop"].contains(freezer) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .freezer, in: container, debugDescription: "cannot be \(QuotedText.quote(freezer))")
         }
         policy = try container.decodeIfPresent(AdaptivePolicy.self, forKey: .policy) ?? defaults.policy
-        historyMaxAge = try container.decodeIfPresent(Double.self, forKey: .historyMaxAge) ?? defaults.historyMaxAge
-        guard historyMaxAge >= 60, historyMaxAge.isFinite else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .historyMaxAge, in: container, debugDescription: "must be at least 60 seconds")
-        }
-        historyRowsPerApp = try container.decodeIfPresent(Int.self, forKey: .historyRowsPerApp) ?? defaults.historyRowsPerApp
-        guard historyRowsPerApp >= 10 else {
-            throw DecodingError.dataCorruptedError(forKey: .historyRowsPerApp, in: container, debugDescription: "must be at least 10")
-        }
-        guard eventLogCapacity >= 100 else {
-            throw DecodingError.dataCorruptedError(forKey: .eventLogCapacity, in: container, debugDescription: "must be at least 100")
-        }
-        guard freezeTimeout > 0, freezeTimeout.isFinite else {
-            throw DecodingError.dataCorruptedError(forKey: .freezeTimeout, in: container, debugDescription: "must be a positive number of seconds")
-        }
-        guard shutdownTimeout >= 0, shutdownTimeout.isFinite else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .shutdownTimeout, in: container, debugDescription: "must be a non-negative number of seconds")
-        }
-        guard maximumMessageSize >= 4096 else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .maximumMessageSize, in: container, debugDescription: "must be at least 4096 bytes")
-        }
+        historyMaxAge = try seconds(.historyMaxAge, defaults.historyMaxAge, in: 60 ... longest)
+        historyRowsPerApp = try count(.historyRowsPerApp, defaults.historyRowsPerApp, in: 10 ... 10_000_000)
     }
 }
 

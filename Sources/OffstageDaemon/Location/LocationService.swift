@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import OffstageCore
 import OffstageProtocol
 import Synchronization
@@ -33,11 +34,15 @@ final class LocationService: Sendable {
     private let state = Mutex(State())
     private let engine: DaemonEngine
     private let settings: LocationSourceSettings
+    /// Reads the track files the user names: a thread of its own, so that a large file delays neither the event loop
+    /// nor the store's writer (the daemon's thread pool).
+    let trackReader = NIOThreadPool(numberOfThreads: 1)
 
     /// A service with no source yet; `settings` gives the sources' numbers.
     init(engine: DaemonEngine, settings: LocationSourceSettings = .init()) {
         self.engine = engine
         self.settings = settings
+        trackReader.start()
     }
 
     /// Looks for gpsd at the configured address off the loop and uses it if it answers and no source was set
@@ -55,17 +60,11 @@ final class LocationService: Sendable {
 
     /// Replays the track file at `path`. A file that cannot be read or parsed throws, naming the file, the line
     /// and the fix, and the current source stays.
+    ///
+    /// Reading the file may take as long as the file is large: call it off the event loop (``replaySettings(speed:loop:)``
+    /// checks the numbers first, on the loop).
     func replay(path: String, speed: Double?, loop: Bool?) throws(LocationServiceError) {
-        var settings = settings
-        if let speed {
-            guard speed.isFinite, speed >= LocationSourceSettings.minimumReplaySpeed else {
-                throw .invalid(
-                    "a replay speed of \(speed) is not usable",
-                    fix: "give a factor of \(LocationSourceSettings.minimumReplaySpeed) or more (1 is real time)")
-            }
-            settings.replaySpeed = speed
-        }
-        if let loop { settings.replayLoops = loop }
+        let settings = try replaySettings(speed: speed, loop: loop)
         let track: LocationTrack
         do {
             track = try LocationTrack.load(path: path, settings: settings)
@@ -77,6 +76,23 @@ final class LocationService: Sendable {
             throw .invalid("cannot read the track \(path): \(error)", fix: "give the path of a GPX or NMEA file")
         }
         use(TrackReplay(track: track, settings: settings), .replay)
+    }
+
+    /// The settings a replay at `speed` (looping or not) runs with, or why the speed is not usable.
+    func replaySettings(speed: Double?, loop: Bool?) throws(LocationServiceError) -> LocationSourceSettings {
+        var settings = settings
+        if let speed {
+            do throws(NumberOutOfRange) {
+                settings.replaySpeed = try CheckedNumber.finite(
+                    speed, field: "speed",
+                    in: LocationSourceSettings.minimumReplaySpeed ... LocationSourceSettings.maximumReplaySpeed,
+                    unit: "times real time")
+            } catch {
+                throw .invalid("a replay speed of \(error.value) is not usable", fix: "\(error.fix) (1 is real time)")
+            }
+        }
+        if let loop { settings.replayLoops = loop }
+        return settings
     }
 
     /// Uses a fixed position (moving the current one if it is already fixed).
@@ -117,6 +133,7 @@ final class LocationService: Sendable {
             return state.source
         }
         source?.stop()
+        trackReader.shutdownGracefully { _ in }
     }
 
     // MARK: Switching

@@ -23,6 +23,9 @@ public struct LocationSourceSettings: Hashable, Sendable, Codable {
     /// Track seconds between the last point of a looping replay and the first point of the next pass (scaled by
     /// `replaySpeed` like the track's own gaps). Default 1 s.
     public var replayLoopGap: Double = 1
+    /// The largest track file read, in bytes: a larger one is refused at once (`track.too-large`) instead of being
+    /// read for seconds. Default 64 MiB, four times a day recorded at 1 Hz in GPX.
+    public var maximumTrackBytes: Int = 64 << 20
 
     // MARK: gpsd
 
@@ -44,6 +47,9 @@ public struct LocationSourceSettings: Hashable, Sendable, Codable {
 
     /// The slowest replay speed accepted: below it a 1 s gap would take more than a minute and a half.
     public static let minimumReplaySpeed = 0.01
+    /// The fastest replay speed accepted: a day's track in under a second. Faster is a replay with no time between
+    /// fixes at all, a flood of fixes to every listening app.
+    public static let maximumReplaySpeed = 100_000.0
 
     /// The defaults above.
     public init() {}
@@ -53,29 +59,38 @@ public struct LocationSourceSettings: Hashable, Sendable, Codable {
     /// should report these rather than rely on the clamping.
     public var problems: [String] {
         var problems: [String] = []
-        if !(replaySpeed >= Self.minimumReplaySpeed && replaySpeed.isFinite) {
-            problems.append("replay speed \(replaySpeed) is below \(Self.minimumReplaySpeed); give a factor of 0.01 or more")
+        if !(replaySpeed >= Self.minimumReplaySpeed && replaySpeed <= Self.maximumReplaySpeed) {
+            problems.append("replay speed \(replaySpeed) is out of range; give a factor from 0.01 to 100000")
         }
-        if !(untimedPointSpacing > 0 && untimedPointSpacing.isFinite) {
-            problems.append("untimed point spacing \(untimedPointSpacing) s is not positive; give seconds such as 1")
+        if !(1_024...(1 << 30)).contains(maximumTrackBytes) {
+            problems.append("maximum track bytes \(maximumTrackBytes) is out of range; give 1024 to 1073741824 bytes")
         }
-        if !(replayLoopGap >= 0 && replayLoopGap.isFinite) {
-            problems.append("replay loop gap \(replayLoopGap) s is negative; give 0 or more seconds")
+        if !(untimedPointSpacing > 0 && untimedPointSpacing <= 86_400) {
+            problems.append("untimed point spacing \(untimedPointSpacing) s is out of range; give seconds from 0 to 86400, such as 1")
+        }
+        if !(replayLoopGap >= 0 && replayLoopGap <= 86_400) {
+            problems.append("replay loop gap \(replayLoopGap) s is out of range; give 0 to 86400 seconds")
         }
         if !(1...65_535).contains(gpsdPort) {
             problems.append("gpsd port \(gpsdPort) is not a TCP port; give 1 to 65535 (gpsd listens on 2947)")
         }
         if gpsdHost.isEmpty { problems.append("the gpsd host is empty; give a name or address such as 127.0.0.1") }
-        if !(gpsdConnectTimeout > 0) { problems.append("the gpsd connect timeout must be more than 0 s") }
-        if !(gpsdReconnectInitialDelay > 0 && gpsdReconnectInitialDelay <= gpsdReconnectMaximumDelay) {
-            problems.append("gpsd reconnect delays must satisfy 0 < initial ≤ maximum")
+        if !(gpsdConnectTimeout > 0 && gpsdConnectTimeout <= 3_600) {
+            problems.append("the gpsd connect timeout must be more than 0 s and at most 3600 s")
         }
-        if gpsdMaximumLineLength < 1024 { problems.append("the gpsd line limit must be at least 1024 bytes") }
+        if !(gpsdReconnectInitialDelay > 0 && gpsdReconnectInitialDelay <= gpsdReconnectMaximumDelay
+            && gpsdReconnectMaximumDelay <= 86_400)
+        {
+            problems.append("gpsd reconnect delays must satisfy 0 < initial ≤ maximum ≤ 86400 s")
+        }
+        if !(1_024...(16 << 20)).contains(gpsdMaximumLineLength) {
+            problems.append("the gpsd line limit must be from 1024 to 16777216 bytes")
+        }
         for (name, value) in [
             ("user equivalent range error", userEquivalentRangeError),
             ("default horizontal accuracy", defaultHorizontalAccuracy),
-        ] where !(value > 0 && value.isFinite) {
-            problems.append("\(name) \(value) m is not positive; give metres such as 5")
+        ] where !(value > 0 && value <= 1_000_000) {
+            problems.append("\(name) \(value) m is out of range; give metres from 0 to 1000000, such as 5")
         }
         return problems
     }
@@ -96,6 +111,7 @@ extension LocationSourceSettings {
         replaySpeed = try value(.replaySpeed, defaults.replaySpeed)
         replayLoops = try value(.replayLoops, defaults.replayLoops)
         replayLoopGap = try value(.replayLoopGap, defaults.replayLoopGap)
+        maximumTrackBytes = try value(.maximumTrackBytes, defaults.maximumTrackBytes)
         gpsdHost = try value(.gpsdHost, defaults.gpsdHost)
         gpsdPort = try value(.gpsdPort, defaults.gpsdPort)
         gpsdConnectTimeout = try value(.gpsdConnectTimeout, defaults.gpsdConnectTimeout)

@@ -93,18 +93,12 @@ public struct LocationTrack: Hashable, Sendable {
         })
     }
 
-    /// Reads the track at `path`, GPX or NMEA by its content. Throws `LocationTrackError`.
+    /// Reads the track at `path`, GPX or NMEA by its content: a regular file of at most
+    /// `settings.maximumTrackBytes` (``TrackFile``). It may take as long as the file is large: call it off the event
+    /// loop. Throws `LocationTrackError`.
     public static func load(path: String, settings: LocationSourceSettings = .init()) throws -> LocationTrack {
-        let name = URL(fileURLWithPath: path).lastPathComponent
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw LocationTrackError(
-                .unreadableFile, file: name, problem: "cannot read \(path) (\(error.localizedDescription))",
-                fix: "check that the file exists and that offstaged may read it")
-        }
-        return try parse(data, file: name, settings: settings)
+        let data = try TrackFile.read(path: path, limit: settings.maximumTrackBytes)
+        return try parse(data, file: URL(fileURLWithPath: path).lastPathComponent, settings: settings)
     }
 
     /// Reads a track from a file's content; `file` names it in errors. Throws `LocationTrackError`.

@@ -5,8 +5,10 @@
 public struct LocationTrackError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of problem; the raw values are stable identifiers.
     public enum Code: String, Hashable, Sendable, CaseIterable {
-        /// The file could not be read at all.
+        /// The file could not be read at all, or is not a regular file.
         case unreadableFile = "track.unreadable-file"
+        /// The file is larger than the daemon's `location.maximumTrackBytes`.
+        case tooLarge = "track.too-large"
         /// The content is neither GPX (XML) nor NMEA 0183.
         case unknownFormat = "track.unknown-format"
         /// The XML is not well formed, or its root is not `<gpx>`.

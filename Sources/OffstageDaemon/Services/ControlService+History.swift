@@ -12,10 +12,11 @@ extension DaemonEngine {
     ) throws(VarlinkError) {
         let id = try appID(parameters.app)
         let now = now
-        if let since = parameters.since, !since.isFinite {
-            throw VarlinkError.invalidParameter("since", description: "must be a number of seconds since the Unix epoch")
-        }
-        let since = parameters.since.map { Instant(secondsSinceEpoch: $0) } ?? now - .seconds(double: Self.defaultHistoryWindow)
+        let since = try parameters.since.map { seconds throws(VarlinkError) in
+            try VarlinkError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.instant(secondsSinceEpoch: seconds, field: "since")
+            }
+        } ?? now - .seconds(double: Self.defaultHistoryWindow)
         try query { () throws(CoreError) in
             try core.validateHistoryQuery(id, identifier: parameters.identifier, since: since, at: now)
         }

@@ -13,10 +13,7 @@ extension ModesControlService {
             "ReplayTrack": { context, request, responder in
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(ModesControlInterface.ReplayTrackParameters.self)
-                try engine.switchLocation { service throws(LocationServiceError) in
-                    try service.replay(path: parameters.path, speed: parameters.speed, loop: parameters.loop)
-                }
-                responder.reply(engine.locationReply())
+                try engine.replayTrack(parameters, responder: responder)
             },
             "SetLocation": { context, request, responder in
                 try engine.requireUser(context)
@@ -58,6 +55,35 @@ extension DaemonEngine {
                 throw VarlinkError(name, parameters: parameters)
             case .invalid(let message, let fix):
                 throw CoreError(.invalidArgument, message, fix: fix).varlink(in: ModesControlInterface.name)
+            }
+        }
+    }
+
+    /// Replays the track the user named: the numbers are checked on the loop, the file is read and parsed on the
+    /// thread pool (it may be large, or a device that never ends: ``TrackFile``), and the reply comes when it is.
+    /// Other calls are answered meanwhile.
+    func replayTrack(
+        _ parameters: ModesControlInterface.ReplayTrackParameters, responder: VarlinkResponder
+    ) throws(VarlinkError) {
+        guard let location else { throw VarlinkError.internalError(reason: "the location service has not started") }
+        try switchLocation { service throws(LocationServiceError) in
+            _ = try service.replaySettings(speed: parameters.speed, loop: parameters.loop)
+        }
+        location.trackReader.runIfActive(eventLoop: eventLoop) { () throws -> Void in
+            try location.replay(path: parameters.path, speed: parameters.speed, loop: parameters.loop)
+        }.whenComplete { [self] result in
+            do throws(VarlinkError) {
+                try switchLocation { _ throws(LocationServiceError) in
+                    switch result {
+                    case .success: return
+                    case .failure(let error as LocationServiceError): throw error
+                    case .failure(let error):
+                        throw .invalid("cannot read the track \(parameters.path): \(error)", fix: "give the path of a GPX or NMEA file")
+                    }
+                }
+                responder.reply(locationReply())
+            } catch {
+                responder.fail(error)
             }
         }
     }

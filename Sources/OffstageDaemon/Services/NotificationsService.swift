@@ -83,8 +83,8 @@ struct NotificationsService: VarlinkInterface {
                 let parameters = try request.decodeParameters(NotificationsInterface.AnswerWillPresentParameters.self)
                 let (id, pid) = try engine.requireApp(context, in: NotificationsInterface.name)
                 // Beyond this the instant does not fit in 64 bits of nanoseconds; no due time is that far.
-                guard parameters.due.isFinite, abs(parameters.due) < 9e9 else {
-                    throw VarlinkError.invalidParameter("due", description: "give the due time the callback carried")
+                try VarlinkError.checking { () throws(NumberOutOfRange) in
+                    try CheckedNumber.instant(secondsSinceEpoch: parameters.due, field: "due")
                 }
                 let key = DeliveryKey(
                     app: id, identifier: parameters.identifier, due: NotificationsInterface.dueInstant(parameters.due))

@@ -61,11 +61,12 @@ extension AppInterface {
             }
             var earliest: Instant?
             if let seconds = earliestBegin {
-                // Beyond ±290 years the nanosecond count would overflow: such a date is a mistake anyway.
-                guard seconds.isFinite, abs(seconds) < 9e9 else {
-                    return .failure(InvalidField(name: "earliestBegin", description: "must be a finite number of seconds since the epoch"))
+                // Beyond ±292 years the nanosecond count would overflow: such a date is a mistake anyway.
+                do throws(NumberOutOfRange) {
+                    earliest = try CheckedNumber.instant(secondsSinceEpoch: seconds, field: "earliestBegin")
+                } catch {
+                    return .failure(InvalidField(error))
                 }
-                earliest = Instant(secondsSinceEpoch: seconds)
             }
             return .success(TaskRequest(
                 identifier: identifier, kind: kind, earliestBegin: earliest, requiresNetwork: requiresNetwork,
@@ -79,6 +80,17 @@ extension AppInterface {
         public var name: String
         /// What it must be.
         public var description: String
+
+        /// Creates the error.
+        public init(name: String, description: String) {
+            self.name = name
+            self.description = description
+        }
+
+        /// A number out of its field's range, with the value and the range.
+        public init(_ error: NumberOutOfRange) {
+            self.init(name: error.field, description: "is \(error.value), out of range; must be \(error.expected)")
+        }
     }
 
     /// `RegisterTask` and `CancelTask` parameters.
@@ -130,10 +142,15 @@ extension AppInterface {
             case "never": return .success(.never)
             case "minimum": return .success(.minimum)
             case "seconds":
-                guard let seconds, seconds.isFinite, seconds >= 0 else {
-                    return .failure(InvalidField(name: "seconds", description: "must be a finite number ≥ 0 with interval \"seconds\""))
+                guard let seconds else {
+                    return .failure(InvalidField(name: "seconds", description: "is required with interval \"seconds\""))
                 }
-                return .success(.seconds(seconds))
+                do throws(NumberOutOfRange) {
+                    return .success(.seconds(try CheckedNumber.finite(
+                        seconds, field: "seconds", in: 0 ... CheckedNumber.longestDuration, unit: "seconds")))
+                } catch {
+                    return .failure(InvalidField(error))
+                }
             default:
                 return .failure(InvalidField(name: "interval", description: "must be never, minimum or seconds"))
             }

@@ -4,9 +4,13 @@ import OffstageCore
 /// The notification types on the wire, and their conversions to the core's. Times are seconds since the Unix epoch;
 /// due times are whole milliseconds (the core rounds them so), so one read back from a float names the same firing.
 extension NotificationsInterface {
-    /// The instant of a due time read from the wire: whole milliseconds, as the core makes every due time.
+    /// The instant of a due time read from the wire: whole milliseconds, as the core makes every due time. Saturates
+    /// like ``OffstageCore/Instant/init(secondsSinceEpoch:)``; a due time a caller gives is checked first
+    /// (``OffstageCore/CheckedNumber``).
     public static func dueInstant(_ seconds: Double) -> Instant {
-        Instant(nanosecondsSinceEpoch: Int64((seconds * 1000).rounded()) * 1_000_000)
+        let milliseconds = Int64(saturating: seconds * 1000)
+        let (nanoseconds, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+        return Instant(nanosecondsSinceEpoch: overflow ? (milliseconds < 0 ? .min : .max) : nanoseconds)
     }
 
     /// What a notification shows, on the wire.
@@ -166,10 +170,13 @@ extension NotificationsInterface {
                 }
                 return .calendar(dateComponents.match, repeats: repeats ?? false)
             case "date":
-                guard let date, date.isFinite, abs(date) < 9e9 else {
+                guard let date else {
                     throw CoreError(
                         .invalidArgument, "a date trigger needs date, in seconds since the Unix epoch",
                         fix: "give date, for example \(Int(Date().timeIntervalSince1970) + 60)")
+                }
+                try CoreError.checking { () throws(NumberOutOfRange) in
+                    try CheckedNumber.instant(secondsSinceEpoch: date, field: "date")
                 }
                 if repeats == true {
                     throw CoreError(

@@ -14,11 +14,11 @@ extension TransfersInterface.CreateTaskParameters {
         if kind == .download, file != nil {
             throw CoreError(.invalidArgument, "a download takes no file", fix: "give file only with an upload")
         }
-        // Beyond ±290 years the nanosecond count of an Instant would overflow: such a date is a mistake anyway.
-        if let seconds = earliestBegin, !seconds.isFinite || abs(seconds) >= 9e9 {
-            throw CoreError(
-                .invalidArgument, "earliestBegin \(seconds) is not a number of seconds since the epoch in range",
-                fix: "give seconds since the epoch, within a week from now")
+        // Beyond ±292 years the nanosecond count of an Instant would overflow: such a date is a mistake anyway.
+        let earliest = try earliestBegin.map { seconds throws(CoreError) in
+            try CoreError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.instant(secondsSinceEpoch: seconds, field: "earliestBegin")
+            }
         }
         // The transfer engine reads the URL with Foundation and needs an http or https scheme and a host: a URL it cannot
         // read is refused now, not accepted to fail when it runs. The core checks the rest (spaces, length).
@@ -33,7 +33,7 @@ extension TransfersInterface.CreateTaskParameters {
             kind: kind, url: url, method: method,
             headers: (headers ?? []).map { TransferHeader(name: $0.name, value: $0.value) },
             uploadFile: kind == .upload ? (file ?? "") : nil, discretionary: discretionary ?? false,
-            earliestBegin: earliestBegin.map { Instant(secondsSinceEpoch: $0) }, filename: filename ?? "")
+            earliestBegin: earliest, filename: filename ?? "")
     }
 }
 

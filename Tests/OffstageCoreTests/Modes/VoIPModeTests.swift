@@ -63,6 +63,30 @@ struct VoIPModeTests {
         #expect(undeclared.core.modes.voip.keepAlives.isEmpty && undeclared.sockets.isEmpty)
     }
 
+    @Test(
+        "MODE-2, §11: a keep-alive timeout that is huge, negative, NaN or a date is refused by name; nothing changes",
+        arguments: [1e308, -1e308, 253_402_300_800, .nan, .infinity, -.infinity, 3.2e9])
+    func outOfRangeKeepAlives(seconds: Double) throws {
+        var sim = voipSimulation(a: AppBehavior().on("didFinishLaunching", .setKeepAlive(seconds: seconds)))
+        try sim.openAndSettle(appA)
+        let error = try #require(sim.errors.first)
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("seconds is") || error.message.contains("too short"), "\(error)")
+        #expect(error.fix.contains("600"), "the fix names the range: \(error.fix)")
+        #expect(sim.core.modes.voip.keepAlives.isEmpty)
+        #expect(sim.state(of: appA) == .active, "the app goes on")
+    }
+
+    @Test("MODE-2: the longest keep-alive timeout, a century, is accepted and its deadline is a real instant")
+    func longestKeepAlive() throws {
+        var sim = voipSimulation(a: AppBehavior().on("didFinishLaunching", .setKeepAlive(seconds: CheckedNumber.longestDuration)))
+        try sim.openAndSettle(appA)
+        #expect(sim.errors.isEmpty)
+        let keepAlive = try #require(sim.core.modes.voip.keepAlives[appA])
+        #expect(keepAlive.interval == .seconds(double: CheckedNumber.longestDuration))
+        #expect(keepAlive.expiresAt > sim.now + .seconds(99 * 365 * 86_400))
+    }
+
     @Test("MODE-2, SCH-7: a keep-alive whose window is open joins another app's wake-up instead of waking the device again")
     func keepAlivesShareWakeUps() throws {
         let late = AppBehavior().on("didFinishLaunching", .setKeepAlive(seconds: 600))

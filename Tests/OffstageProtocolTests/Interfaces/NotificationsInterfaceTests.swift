@@ -182,7 +182,8 @@ struct NotificationsInterfaceTests {
             (NotificationsInterface.TriggerMessage(kind: "timeInterval", repeats: true), "needs seconds", "give seconds"),
             (NotificationsInterface.TriggerMessage(kind: "calendar"), "needs dateComponents", "give dateComponents"),
             (NotificationsInterface.TriggerMessage(kind: "date"), "needs date, in seconds since the Unix epoch", "give date"),
-            (NotificationsInterface.TriggerMessage(kind: "date", date: .infinity), "needs date", "give date"),
+            (NotificationsInterface.TriggerMessage(kind: "date", date: .infinity), "date is inf, out of range", "give date as a number of seconds"),
+            (NotificationsInterface.TriggerMessage(kind: "date", date: 253_402_300_800), "date is 253402300800, out of range", "to 9223372035"),
             (NotificationsInterface.TriggerMessage(kind: "date", repeats: true, date: 1_800_000_000), "cannot repeat", "calendar trigger"),
         ])
     func badTrigger(trigger: NotificationsInterface.TriggerMessage, problem: String, fix: String) throws {

@@ -50,12 +50,15 @@ public struct VoIPMode: Hashable, Sendable {
                 .notPermitted, "'\(app)' does not declare the 'voip' background mode, so it has no keep-alive handler",
                 fix: "add 'voip' to UIBackgroundModes in the app's Info.plist")
         }
-        guard seconds.isFinite, seconds >= minimum else {
+        if seconds.isFinite, seconds < minimum {
             throw CoreError(
                 .invalidArgument, "a keep-alive timeout of \(format(seconds)) s is too short",
                 fix: "use at least \(format(minimum)) s")
         }
-        keepAlives[app] = KeepAlive(interval: .seconds(double: seconds), expiresAt: now + .seconds(double: seconds))
+        let interval = try CoreError.checking { () throws(NumberOutOfRange) in
+            try CheckedNumber.duration(seconds: seconds, field: "seconds", in: minimum ... CheckedNumber.longestDuration)
+        }
+        keepAlives[app] = KeepAlive(interval: interval, expiresAt: now + interval)
         return [.log(app, "keep-alive handler every \(format(seconds)) s at most"), .reconsider(app)]
     }
 

@@ -102,11 +102,15 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
                 debugDescription: "is not a knob of the adaptive policy (knobs: "
                     + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
         }
-        func knob(_ key: CodingKeys, _ value: inout Double, atMost limit: Double = .infinity) throws {
+        // Knobs in seconds may be at most a century (a policy that waits longer never runs anything, and a longer
+        // delay would overflow an instant); the others, counts and rates, as much.
+        func knob(_ key: CodingKeys, _ value: inout Double, atMost limit: Double = CheckedNumber.longestDuration) throws {
             value = try container.decodeIfPresent(Double.self, forKey: key) ?? value
-            guard value.isFinite, value >= 0, value <= limit else {
-                let range = limit.isFinite ? "from 0 to \(limit)" : "a number of at least 0"
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(range)")
+            do throws(NumberOutOfRange) {
+                try CheckedNumber.finite(value, field: key.rawValue, in: 0 ... limit, unit: "the knob's unit")
+            } catch {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be from 0 to \(CheckedNumber.text(limit))")
             }
         }
         try knob(.lead, &lead)
