@@ -106,7 +106,7 @@ let transferCalls: [(String, String)] = [
     ("change-pause", transfers("ChangeTask", #"{"id":2,"change":"pause"}"#)),
     ("change-resume", transfers("ChangeTask", #"{"id":3,"change":"resume"}"#)),
     ("change-cancel", transfers("ChangeTask", #"{"id":2,"change":"cancel"}"#)),
-    ("complete-events", transfers("CompleteEvents", #"{"run":99}"#)),
+    ("refused-complete-events-not-issued", transfers("CompleteEvents", #"{"run":99}"#)),
     ("refused-ftp-url", createTask(#""kind":"download","url":"ftp://files.example.com/x""#)),
     ("refused-no-host", createTask(#""kind":"download","url":"https:///x""#)),
     ("refused-port-only-host", createTask(#""kind":"download","url":"https://:443/x""#)),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageProtocol
 
 /// `offstage location …`: the location source, its last fix and the apps that receive locations; switch the source
@@ -36,12 +37,14 @@ struct LocationReplay: DaemonCommand {
             """)
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("The track: a .gpx or .nmea file.", valueName: "FILE")) var file: String
-    @Option(help: ArgumentHelp("Replay this many times faster than recorded (default 1).", valueName: "N")) var speed: Double?
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Replay this many times faster than recorded (default 1).", valueName: "N"))
+    var speed: Double?
     @Flag(help: "Start over from the first point after the last.") var loop = false
 
     func validate() throws {
-        if let speed, !(speed >= 0.01 && speed.isFinite) {
-            throw ValidationError("--speed \(speed) is not usable; give a factor of 0.01 or more (1 is real time)")
+        if let speed, !(speed >= 0.01 && speed <= 100_000) {
+            throw ValidationError("--speed \(speed) is not usable; give a factor from 0.01 to 100000 (1 is real time)")
         }
     }
 
@@ -63,7 +66,8 @@ struct LocationSet: DaemonCommand {
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("Degrees north, −90 to 90.", valueName: "LAT")) var latitude: Double
     @Argument(help: ArgumentHelp("Degrees east, −180 to 180.", valueName: "LON")) var longitude: Double
-    @Option(help: ArgumentHelp("Metres of error (default 10).", valueName: "M")) var accuracy: Double?
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Metres of error (default 10).", valueName: "M")) var accuracy: Double?
 
     func validate() throws {
         if !(latitude.isFinite && (-90...90).contains(latitude)) {
@@ -72,8 +76,8 @@ struct LocationSet: DaemonCommand {
         if !(longitude.isFinite && (-180...180).contains(longitude)) {
             throw ValidationError("longitude \(longitude) is outside −180…180; give degrees east (west is negative)")
         }
-        if let accuracy, !(accuracy >= 0 && accuracy.isFinite) {
-            throw ValidationError("--accuracy \(accuracy) is not usable; give 0 or more metres")
+        if let accuracy, !(accuracy >= 0 && accuracy <= LocationFix.earthCircumference) {
+            throw ValidationError("--accuracy \(accuracy) is not usable; give 0 to 40075017 metres")
         }
     }
 
@@ -92,7 +96,8 @@ struct LocationGpsd: DaemonCommand {
         abstract: "Read positions from gpsd (it reconnects if gpsd goes away).")
     @OptionGroup var globals: GlobalOptions
     @Option(help: ArgumentHelp("gpsd's host (default 127.0.0.1).", valueName: "H")) var host: String?
-    @Option(help: ArgumentHelp("gpsd's TCP port (default 2947).", valueName: "P")) var port: Int?
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("gpsd's TCP port (default 2947).", valueName: "P")) var port: Int?
 
     func validate() throws {
         if let port, !(1...65_535).contains(port) { throw ValidationError("--port \(port) is not a TCP port; give 1 to 65535") }

@@ -38,7 +38,34 @@ struct OffstageCommand: ParsableCommand {
                 Data("offstage: \(QuotedText.quote(verb)) is not a verb; run `offstage --help` for the list\n".utf8))
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
+        if let problem = negativeNumberProblem(arguments) {
+            FileHandle.standardError.write(Data("offstage: \(problem)\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         main(arguments)
+    }
+
+    /// A negative number where the parser reads an option (`transfers cancel -5`, `location set -33.9 18.4`): the
+    /// parser would say that an argument is missing or that `-5` is no option. Said here instead, naming the number
+    /// and the fix; nil when the arguments parse, and for the value of an option (`--limit -1` is the option's value,
+    /// which the verb checks and refuses in its own words).
+    static func negativeNumberProblem(_ arguments: [String]) -> String? {
+        let options = Array(arguments.prefix { $0 != "--" })
+        let isNegativeNumber = { (token: String) in token.count > 1 && token.hasPrefix("-") && Double(token) != nil }
+        guard
+            let index = options.indices.first(where: { index in
+                isNegativeNumber(options[index]) && !(index > 0 && options[index - 1].hasPrefix("--") && !options[index - 1].contains("="))
+            })
+        else { return nil }
+        do {
+            _ = try parseAsRoot(arguments)
+            return nil
+        } catch {
+            let verb = arguments.prefix { !$0.hasPrefix("-") }.joined(separator: " ")
+            let more = options.count > index + 1 ? " …" : ""
+            return "\(options[index]) is read as an option; give negative numbers after --, behind every option: "
+                + "`offstage \(verb) [OPTIONS] -- \(options[index])\(more)`"
+        }
     }
 
     /// The verbs, and `help`.

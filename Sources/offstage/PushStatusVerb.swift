@@ -23,11 +23,13 @@ struct PushStatus: DaemonCommand {
             """)
     @OptionGroup var globals: GlobalOptions
     @Argument(help: ArgumentHelp("Only this app's.", valueName: "APP_ID")) var app: String?
-    @Option(help: ArgumentHelp("At most this many records (100 by default).", valueName: "N")) var limit: Int?
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many records (100 by default).", valueName: "N"))
+    var limit: Int?
 
     func validate() throws {
         if app?.isEmpty == true { throw ValidationError("APP_ID is empty; give an app's id, or leave it out for all") }
-        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more; got \(limit)") }
+        if let limit, !(0...10_000).contains(limit) { throw ValidationError("--limit must be 0 to 10000; got \(limit)") }
     }
 
     func run(with client: ControlClient) throws {

@@ -56,7 +56,9 @@ struct PushSend: DaemonCommand {
         name: .customLong("collapse-id"),
         help: ArgumentHelp("apns-collapse-id: a newer push with it replaces this one.", valueName: "ID"))
     var collapseID: String?
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Keep it for an offline device this many seconds; 0: deliver now or never.", valueName: "SECONDS|0"))
     var expiration: Int64?
@@ -79,6 +81,10 @@ struct PushSend: DaemonCommand {
     /// naming the option and the fix.
     func plan(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PushPlan {
         if app.isEmpty { throw ValidationError("APP_ID is empty; give the app's id, as `offstage apps` lists it") }
+        // At most a century: the header is a date in seconds, which a larger number would overflow.
+        if let expiration, !(0...3_155_760_000).contains(expiration) {
+            throw ValidationError("--expiration must be seconds from now, 0 to 3155760000 (a century); got \(expiration)")
+        }
         let (payloadData, object) = try PushArguments.payload(payload)
         let keyPath = try PushArguments.required(key, environment["OFFSTAGE_PUSH_KEY"], "--key", "OFFSTAGE_PUSH_KEY")
         let keyID = try PushArguments.required(self.keyID, environment["OFFSTAGE_PUSH_KEY_ID"], "--key-id", "OFFSTAGE_PUSH_KEY_ID")
@@ -89,9 +95,6 @@ struct PushSend: DaemonCommand {
         let priority = try PushArguments.priority(priority, for: pushType)
         if let collapseID, collapseID.isEmpty || collapseID.utf8.count > 64 {
             throw ValidationError("--collapse-id must be 1 to 64 bytes; got \(collapseID.utf8.count)")
-        }
-        if let expiration, expiration < 0 {
-            throw ValidationError("--expiration must be seconds from now (0 or more); got \(expiration)")
         }
         if let apnsID, UUID(uuidString: apnsID) == nil {
             throw ValidationError("--apns-id \(apnsID.debugDescription) is not a UUID; give one such as \(UUID().uuidString)")

@@ -144,7 +144,9 @@ struct Explain: DaemonCommand {
     @Argument(help: ArgumentHelp("The app's id.", valueName: "APP_ID")) var app: String
     @Argument(help: ArgumentHelp("One task identifier (or fetch).", valueName: "IDENTIFIER")) var identifier: String?
     @Flag(help: "Look back: the runs and how long each condition held the work back (SPEC SCH-8).") var history = false
+    // Unconditional: a negative value is a wrong value to report as such, not a missing one.
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "With --history, where the window starts: a duration back from now (90s, 30m, 2h, 1d12h) or a date "
                 + "(2025-01-31, 2025-01-31T08:00, local time). Default: a day ago.",
@@ -155,7 +157,8 @@ struct Explain: DaemonCommand {
         guard let since else { return }
         guard history else { throw ValidationError("--since needs --history; add --history to look back") }
         guard let start = HistorySince.parse(since, now: Date()) else {
-            throw ValidationError("--since must be \(HistorySince.accepted); got \(QuotedText.quote(since))")
+            let unsigned = since.hasPrefix("-") ? " (a duration counts back from now: give it without a sign)" : ""
+            throw ValidationError("--since must be \(HistorySince.accepted); got \(QuotedText.quote(since))\(unsigned)")
         }
         if start > Date().timeIntervalSince1970 {
             throw ValidationError(

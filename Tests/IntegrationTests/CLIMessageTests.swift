@@ -27,6 +27,29 @@ struct CLIMessageTests {
         #expect(setting.status == 64 && firstLine(setting).contains(#"'multi\ntasking' is not NAME=VALUE"#))
     }
 
+    @Test(
+        "CLI-1, §11: a negative number given to an option is refused as that option's wrong value; one where an argument goes says to put it after --",
+        arguments: [
+            (["transfers", "cancel", "-5"], "-5 is read as an option; give negative numbers after --"),
+            (["location", "set", "-33.9", "18.4"], "-33.9 is read as an option; give negative numbers after --"),
+            (["location", "set", "1", "2", "--accuracy", "-1"], "--accuracy -1.0 is not usable; give 0 to 40075017 metres"),
+            (["location", "replay", "track.gpx", "--speed", "-1"], "--speed -1.0 is not usable; give a factor from 0.01 to 100000"),
+            (["location", "gpsd", "--port", "-1"], "--port -1 is not a TCP port; give 1 to 65535"),
+            (["push-status", "--limit", "-1"], "--limit must be 0 to 10000; got -1"),
+            (["explain", "com.example.x", "--history", "--since", "-5m"], "give it without a sign"),
+            (["explain", "com.example.x", "--history", "--since", "99999999999999d"], "reaches back before 1677"),
+            (["push", "com.example.x", "--payload", #"{"aps":{"alert":"x"}}"#, "--expiration", "-3"], "--expiration must be seconds from now"),
+        ])
+    func negativeNumbers(arguments: [String], message: String) throws {
+        let harness = try DaemonHarness()
+        defer { harness.tearDown() }
+        let output = try harness.cli(arguments)
+        #expect(output.status == 64, "a usage error: \(output)")
+        #expect(firstLine(output).contains(message), "\(output.stderr)")
+        let transfers = try harness.cli(["transfers", "cancel", "--", "-5"])
+        #expect(transfers.status == 64 && firstLine(transfers).contains("ID '-5' is not a transfer id"))
+    }
+
     @Test("CLI-1: an id with a newline or 100,000 characters is quoted, escaped and cut, never echoed raw")
     func hostileIDs() throws {
         try withDaemon { daemon in

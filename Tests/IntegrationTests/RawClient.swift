@@ -6,7 +6,8 @@ import Testing
 struct RawClient {
     let fd: Int32
 
-    init(path: String) throws {
+    /// Connects to `path`; a reply not come within `timeout` seconds counts as none.
+    init(path: String, timeout: Int = 10) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -17,8 +18,9 @@ struct RawClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard result == 0 else { throw HarnessError("connect \(path): errno \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
     func send(_ bytes: [UInt8]) {
@@ -107,3 +109,77 @@ extension DaemonHarness {
     }
 }
 
+
+/// A client inside an app's cgroup that stays running: each raw message written to it goes over a new connection,
+/// so that the daemon sees the app as the caller and a message that makes it close the connection costs nothing
+/// more. Python's standard library is the client; the test process stays outside the app's cgroup.
+final class AppSideClient {
+    private let process: Process
+    private let input: FileHandle
+    private let output: Int32
+
+    /// Starts the client in the cgroup of app `id`'s process; it waits at most `timeout` seconds for each reply.
+    init(_ daemon: DaemonHarness, app id: String, timeout: Double = 5) throws {
+        let pid = try #require(try daemon.app(id).pid)
+        let lines = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8).split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix("0::") }), let unified = CgroupMounts.current().unified?.mountPoint
+        else {
+            throw HarnessError("no cgroup v2 membership for \(id)")
+        }
+        let script = """
+            import json, socket, sys
+            for line in sys.stdin:
+                raw = json.loads(line).encode()
+                s = socket.socket(socket.AF_UNIX); s.settimeout(float(sys.argv[2])); s.connect(sys.argv[1])
+                buf = b""
+                try:
+                    s.sendall(raw + b"\\0")
+                except OSError:
+                    pass
+                try:
+                    while not buf.endswith(b"\\0"):
+                        chunk = s.recv(65536)
+                        if not chunk: break
+                        buf += chunk
+                except OSError:
+                    pass
+                s.close()
+                print(json.dumps(buf[:-1].decode() if buf.endswith(b"\\0") else None), flush=True)
+            """
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c", "echo $$ > \"$0\" && exec python3 -c \"$1\" \"$2\" \"$3\"",
+            unified + String(line.dropFirst(3)) + "/cgroup.procs", script, daemon.socket, String(timeout),
+        ]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        daemon.track(process.processIdentifier)
+        input = stdin.fileHandleForWriting
+        output = stdout.fileHandleForReading.fileDescriptor
+    }
+
+    /// Sends `raw` (without its NUL) on a new connection; the reply's text, or nil if none came.
+    func call(raw: String) throws -> String? {
+        let line = try JSONSerialization.data(withJSONObject: raw, options: .fragmentsAllowed) + Data("\n".utf8)
+        try input.write(contentsOf: line)
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(output, &byte, 1)
+            guard count == 1 else { throw HarnessError("the app-side client ended") }
+            if byte == UInt8(ascii: "\n") { break }
+            bytes.append(byte)
+        }
+        return try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed) as? String
+    }
+
+    /// Ends the client (its pid is also in the harness's list).
+    func close() {
+        try? input.close()
+        process.waitUntilExit()
+    }
+}

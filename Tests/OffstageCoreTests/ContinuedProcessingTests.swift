@@ -231,8 +231,8 @@ struct ContinuedProcessingTests {
         #expect(throws: CoreError.self) { try sim.reportProgress(exporter, id, completed: 1, total: 5, title: "") }
         let task = try #require(sim.continuedTasks(of: exporter).first)
         #expect(task.completed == 0 && task.title == "Exporting", "nothing changed")
-        try sim.reportProgress(exporter, id, completed: 1, total: 5, run: 999_999)
-        #expect(sim.logLines(of: exporter, .warning).last?.contains("progress of unknown or finished task run 999999 ignored") == true)
+        let unknown = #expect(throws: CoreError.self) { try sim.reportProgress(exporter, id, completed: 1, total: 5, run: 999_999) }
+        #expect(unknown?.code == .noSuchTask && unknown?.message == "'\(exporter)' has no task run 999999")
         #expect(throws: CoreError.self) { try sim.reportProgress(exporter, id, completed: 1, total: 5, pid: pid + 1) }
     }
 

@@ -23,6 +23,29 @@ struct TaskRunTests {
         #expect(sim.logLines(of: refreshApp, .taskRun).first?.contains("forced") == true, "SCH-9: marked forced")
     }
 
+    @Test("SCH-3, §11: completing a run that has ended is harmless; a number never handed to the app is NoSuchTask")
+    func completingRunsThatAreNotRunning() throws {
+        var sim = Simulation()
+        sim.lock()
+        sim.install(
+            schedulingManifest(refreshApp), behavior: AppBehavior().with(\.tasks.runtime, .seconds(3)),
+            pending: [refreshSubmission])
+        try sim.runTaskNow(refreshApp, refreshID)
+        sim.run(for: .seconds(1))
+        let pid = try #require(sim.status(of: refreshApp)?.pid)
+        let run = try #require(sim.core.apps[refreshApp]?.process?.runs.first?.id)
+        sim.run(for: .seconds(3))
+        #expect(sim.core.apps[refreshApp]?.process?.runs.isEmpty == true, "the app completed it")
+        try sim.input { core, now in try core.completeTask(refreshApp, pid: pid, run: run, result: .failed, at: now) }
+        #expect(sim.logLines(of: refreshApp, .warning).last == "completion of finished task run \(run) ignored")
+        for made in [run + 1_000, 0, UInt64.max] {
+            let refused = #expect(throws: CoreError.self) {
+                try sim.input { core, now in try core.completeTask(refreshApp, pid: pid, run: made, result: .newData, at: now) }
+            }
+            #expect(refused?.code == .noSuchTask && refused?.message == "'\(refreshApp)' has no task run \(made)")
+        }
+    }
+
     @Test("SCH-3: a suspended app is thawed for its task, runs the handler and is suspended again")
     func resumeSuspended() throws {
         var sim = try suspendedSchedulingApp(tasks: { var t = TaskBehavior(); t.runtime = .seconds(2); return t }())

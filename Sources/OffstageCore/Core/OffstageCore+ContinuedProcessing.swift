@@ -82,7 +82,8 @@ extension OffstageCore {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
             var run = apps[id]?.process?.runs[index]
         else {
-            log(now, id, .warning, "progress of unknown or finished task run \(runID) ignored")
+            try requireEndedRun(id, runID, "task")
+            log(now, id, .warning, "progress of finished task run \(runID) ignored")
             return finish(now)
         }
         guard var progress = run.progress else {

@@ -219,6 +219,7 @@ extension OffstageCore {
         }
         let known = Set(process.runs.map(\.id))
         process.runs += adoptContinued(id, report.continuedTasks.filter { !known.contains($0.run) }, now)
+        for run in process.runs where !process.recentRuns.contains(run.id) { process.started(run: run.id) }
         if !report.launchCompleted {
             process.launchCompleted = false
             process.launchDeadline = now + configuration.launch

@@ -27,7 +27,8 @@ extension OffstageCore {
     }
 
     /// The app's remote-notification handler completed run `run` with `result` (its completion handler). `pid` comes
-    /// from the caller's connection. Completing an unknown or finished run is harmless and logged.
+    /// from the caller's connection. Completing a run that has ended is harmless and logged; a number that is not one
+    /// of this process's runs is refused (`noSuchTask`).
     public mutating func completeRemoteNotification(
         _ id: AppID, pid: Int32, run runID: UInt64, result: TaskResult, at now: Instant
     ) throws(CoreError) -> [CoreAction] {
@@ -35,7 +36,8 @@ extension OffstageCore {
         guard let index = apps[id]?.process?.pushRuns.firstIndex(where: { $0.id == runID }),
             let run = apps[id]?.process?.pushRuns.remove(at: index)
         else {
-            log(now, id, .warning, "completion of unknown or finished remote-notification run \(runID) ignored")
+            try requireEndedRun(id, runID, "remote-notification")
+            log(now, id, .warning, "completion of finished remote-notification run \(runID) ignored")
             return finish(now)
         }
         endPushRun(id, run, .handled(result), now)
@@ -158,6 +160,7 @@ extension OffstageCore {
             how = "running"
         }
         apps[id]?.process?.pushRuns.append(run)
+        apps[id]?.process?.started(run: run.id)
         enqueue(id, .remoteNotification(RemoteNotificationCall(run: run.id, push: push.id, payload: push.payload)))
         log(now, id, .push, "push \(push.id): remote-notification handler started (\(how))")
         scheduleAgain(id)

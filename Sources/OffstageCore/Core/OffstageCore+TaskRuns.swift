@@ -36,6 +36,7 @@ extension OffstageCore {
             run.start = .running
         }
         apps[id]?.process?.runs.append(run)
+        apps[id]?.process?.started(run: run.id)
         recordRunStarted(id, run, now)
         showContinued(id, run)
         enqueue(
@@ -49,7 +50,8 @@ extension OffstageCore {
     }
 
     /// The app completed a run (`setTaskCompleted`, or the fetch completion handler). `pid` comes from the caller's
-    /// connection. Completing an unknown or finished run is harmless and logged.
+    /// connection. Completing a run that has ended (its deadline came first) is harmless and logged; a number that
+    /// is not one of this process's runs is refused (`noSuchTask`).
     public mutating func completeTask(
         _ id: AppID, pid: Int32, run runID: UInt64, result: TaskResult, at now: Instant
     ) throws(CoreError) -> [CoreAction] {
@@ -57,11 +59,21 @@ extension OffstageCore {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
             let run = apps[id]?.process?.runs.remove(at: index)
         else {
-            log(now, id, .warning, "completion of unknown or finished task run \(runID) ignored")
+            try requireEndedRun(id, runID, "task")
+            log(now, id, .warning, "completion of finished task run \(runID) ignored")
             return finish(now)
         }
         endRun(id, run, result, now)
         return finish(now)
+    }
+
+    /// Nothing when `runID` is a run of the app's process that has ended (a harmless late completion); `noSuchTask`
+    /// when it never was one of its runs (another app's, a number made up, one from before a restart).
+    func requireEndedRun(_ id: AppID, _ runID: UInt64, _ kind: String) throws(CoreError) {
+        guard apps[id]?.process?.recentRuns.contains(runID) != true else { return }
+        throw CoreError(
+            .noSuchTask, "'\(id)' has no \(kind) run \(runID)",
+            fix: "complete the run the daemon handed to the handler, with the number it carries")
     }
 
     /// Records the end of a run: result, budget, and the request's return to pending if the run was cut off.

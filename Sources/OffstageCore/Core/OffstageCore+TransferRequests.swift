@@ -2,10 +2,15 @@
 /// file names and dates, each refused naming what is wrong and the fix.
 extension OffstageCore {
     static func checkSessionIdentifier(_ identifier: String) throws(CoreError) {
-        guard !identifier.isEmpty, identifier.utf8.count <= 256, !identifier.contains(where: { $0.isNewline || $0 == "\0" }) else {
+        // A name the app and the user read back: no spaces (an identifier of spaces looks like none in any list) and
+        // no control characters.
+        guard !identifier.isEmpty, identifier.utf8.count <= 256,
+            !identifier.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
+        else {
             throw CoreError(
-                .invalidArgument, "session identifier \(QuotedText.quote(identifier)) is empty, too long or has control characters",
-                fix: "use a short name such as 'com.example.app.downloads' (at most 256 bytes)")
+                .invalidArgument,
+                "session identifier \(QuotedText.quote(identifier)) is empty, too long, or has spaces or control characters",
+                fix: "use a short name such as 'com.example.app.downloads' (at most 256 bytes, no spaces)")
         }
     }
 
@@ -28,6 +33,16 @@ extension OffstageCore {
         guard !host.isEmpty, !host.hasPrefix(":"), !url.contains(where: { $0.isWhitespace || $0.isNewline }), url.utf8.count <= 8_192 else {
             throw CoreError(.invalidArgument, "URL \(QuotedText.quote(url)) has no host, or has spaces", fix: "give an absolute URL such as https://example.com/file.zip")
         }
+        // A port, if given, is 1–65535: port 0 names no server (it would fail when it runs, never when created).
+        let afterBracket = host.lastIndex(of: "]").map { host[$0...] } ?? host
+        if let colon = afterBracket.lastIndex(of: ":") {
+            let digits = afterBracket[afterBracket.index(after: colon)...]
+            guard digits.isEmpty || (digits.allSatisfy(\.isASCII) && Int(digits).map { (1...65_535).contains($0) } == true) else {
+                throw CoreError(
+                    .invalidArgument, "URL \(QuotedText.quote(url)) has port \(QuotedText.quote(String(digits))), not 1 to 65535",
+                    fix: "give the server's port, or none for the scheme's own (80, 443)")
+            }
+        }
         let allowed = request.kind == .download ? ["GET"] : ["PUT", "POST"]
         request.method = request.method.uppercased()
         guard allowed.contains(request.method) else {
@@ -37,6 +52,14 @@ extension OffstageCore {
         }
         if request.kind == .upload, request.uploadFile?.isEmpty ?? true {
             throw CoreError(.invalidArgument, "an upload needs the file it sends", fix: "give the file with the upload task")
+        }
+        let headerBytes = request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        guard request.headers.count <= transferLimits.maximumHeaders, headerBytes <= transferLimits.maximumHeaderBytes else {
+            throw CoreError(
+                .invalidArgument,
+                "\(request.headers.count) headers of \(headerBytes) bytes are more than a task may set "
+                    + "(\(transferLimits.maximumHeaders) headers, \(transferLimits.maximumHeaderBytes) bytes)",
+                fix: "send fewer or shorter headers; put data in the body or the URL's query")
         }
         for header in request.headers {
             let reserved = ["range", "if-range", "content-length", "host", "transfer-encoding", "connection"]
@@ -50,6 +73,12 @@ extension OffstageCore {
                     .invalidArgument, "header \(QuotedText.quote(header.name)) cannot be set on a background transfer",
                     fix: "give header names of letters, digits and !#$%&'*+-.^_`|~ and values without control characters; Range, If-Range, Content-Length, Host, Transfer-Encoding and Connection are the daemon's")
             }
+        }
+        // NAME_MAX: a longer name cannot be created on Linux file systems; cut silently, two names could collide.
+        guard request.filename.utf8.count <= 255 else {
+            throw CoreError(
+                .invalidArgument, "file name of \(request.filename.utf8.count) bytes is longer than 255 bytes",
+                fix: "give a file name of at most 255 bytes, or none to use the URL's")
         }
         request.filename = Self.safeFilename(request.filename, url: url)
         if let earliest = request.earliestBegin {
@@ -79,7 +108,9 @@ extension OffstageCore {
             let last = text.split(separator: "/").last.map(String.init) ?? ""
             var result = String(last.filter { !$0.isNewline && $0 != "\0" && !($0.asciiValue.map { $0 < 32 || $0 == 127 } ?? false) && $0 != "\\" })
             while result.hasPrefix(".") { result.removeFirst() }
-            return String(result.prefix(200))
+            // At most 200 bytes, cut on a character boundary: a long URL's last component must still be a file name.
+            while result.utf8.count > 200 { result.removeLast() }
+            return result
         }
         let given = clean(Substring(name))
         if !given.isEmpty { return given }

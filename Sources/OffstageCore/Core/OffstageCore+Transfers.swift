@@ -70,13 +70,15 @@ extension OffstageCore {
     }
 
     /// The app's handler of a session's events called its completion handler (run `run` of the `transferEvents`
-    /// callback): it may be suspended again. Completing an unknown or finished run is harmless and logged.
+    /// callback): it may be suspended again. Completing a run that has ended is harmless and logged; a number that is
+    /// not one of this process's runs is refused (`noSuchTask`).
     public mutating func completeTransferEvents(_ id: AppID, pid: Int32, run runID: UInt64, at now: Instant) throws(CoreError) -> [CoreAction] {
         _ = try runningProcess(id, pid: pid)
         guard let index = apps[id]?.process?.transferRuns.firstIndex(where: { $0.id == runID }),
             let run = apps[id]?.process?.transferRuns.remove(at: index)
         else {
-            log(now, id, .warning, "completion of unknown or finished transfer-events run \(runID) ignored")
+            try requireEndedRun(id, runID, "session-events")
+            log(now, id, .warning, "completion of finished transfer-events run \(runID) ignored")
             return finish(now)
         }
         log(now, id, .transfer, "events of session '\(run.session)' handled after \(format((now - run.startedAt).inSeconds)) s")
@@ -316,6 +318,7 @@ extension OffstageCore {
         let run = TransferEventsRun(
             id: takeNumber(), session: key.identifier, startedAt: now, deadline: now + .seconds(double: transferLimits.eventsHandlerTime))
         apps[key.app]?.process?.transferRuns.append(run)
+        apps[key.app]?.process?.started(run: run.id)
         enqueue(key.app, .transferEvents(session: key.identifier, run: run.id))
         log(now, key.app, .transfer, "session '\(key.identifier)' finished: handle-events-for-background-session called (\(how))")
         scheduleAgain(key.app)

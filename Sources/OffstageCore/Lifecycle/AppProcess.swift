@@ -38,6 +38,12 @@ public struct AppProcess: Hashable, Sendable {
     public var pushRuns: [PushRun] = []
     /// Handlers of background sessions' events the app is running (SPEC TR-3).
     public var transferRuns: [TransferEventsRun] = []
+    /// The numbers of the runs (tasks, remote-notification handlers, session events) most recently started in this
+    /// process, oldest first, at most ``recentRunsKept``. Completing one that has ended is a race the app cannot
+    /// avoid (its deadline came first) and is harmless; completing any other number is a mistake the app is told of.
+    public private(set) var recentRuns: [UInt64] = []
+    /// How many run numbers ``recentRuns`` keeps.
+    public static let recentRunsKept = 64
     /// Background sessions this process opened: their events go straight to it.
     public var transferSessionsOpen: Set<String> = []
     /// When each open session last told the app of progress.
@@ -60,6 +66,12 @@ public struct AppProcess: Hashable, Sendable {
         self.launchCompleted = false
         self.startedAt = startedAt
         self.ledger = ledger
+    }
+
+    /// Remembers that run `run` started in this process (``recentRuns``).
+    public mutating func started(run: UInt64) {
+        recentRuns.append(run)
+        if recentRuns.count > Self.recentRunsKept { recentRuns.removeFirst(recentRuns.count - Self.recentRunsKept) }
     }
 
     /// Whether something keeps the app running in the background (SPEC LC-4, BT-2).

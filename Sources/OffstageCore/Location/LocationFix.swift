@@ -38,6 +38,9 @@ public struct LocationFix: Hashable, Sendable, Codable {
         self.timestamp = timestamp
     }
 
+    /// The Earth's equatorial circumference in metres: the largest distance or accuracy that means anything.
+    public static let earthCircumference = 40_075_017.0
+
     /// Whether latitude and longitude are finite and inside their ranges: the one check every source applies
     /// before delivering, so an app never sees an impossible position.
     public var hasValidCoordinate: Bool {

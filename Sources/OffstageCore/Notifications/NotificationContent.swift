@@ -49,8 +49,23 @@ public struct NotificationContent: Hashable, Sendable, Codable {
                 .invalidArgument, "the notification's content is \(size) bytes, more than the \(maximumBytes) allowed",
                 fix: "shorten the text or the user info, or keep the data in the app and put only a key in user info")
         }
-        if let badge, badge < 0 {
-            throw CoreError(.invalidArgument, "badge \(badge) is negative", fix: "use 0 to remove the badge, or a positive number")
+        if let badge { try Self.validate(badge: badge) }
+        // The desktop's notification service (D-Bus) cannot carry a NUL: text holding one would never be shown.
+        for (name, text) in [
+            ("title", title), ("subtitle", subtitle), ("body", body), ("threadIdentifier", threadIdentifier),
+            ("categoryIdentifier", categoryIdentifier),
+        ] where text.utf8.contains(0) {
+            throw CoreError(.invalidArgument, "the notification's \(name) holds a NUL character", fix: "remove the NUL (\\0) from the \(name)")
+        }
+        if let sound, sound != "default" {
+            // A file in the app's bundle (UNNotificationSound(named:)): a path would leave it, and plays nothing.
+            guard !sound.isEmpty, sound.utf8.count <= 255, !sound.contains("/"), sound != ".", sound != "..",
+                !sound.utf8.contains(0)
+            else {
+                throw CoreError(
+                    .invalidArgument, "sound \(QuotedText.quote(sound)) is not the name of a file in the app's bundle",
+                    fix: "give the file name of a sound in the app's bundle (no folders, at most 255 bytes), or default")
+            }
         }
         let trimmed = userInfo.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
         guard trimmed.first == "{", userInfo.last(where: { !" \n\t\r".contains($0) }) == "}" else {
@@ -59,5 +74,20 @@ public struct NotificationContent: Hashable, Sendable, Codable {
                 fix: "pass a dictionary (a JSON object)")
         }
         return self
+    }
+}
+
+extension NotificationContent {
+    /// The largest badge: what a 32-bit integer holds, as desktops and launchers show badges (a count, not an id).
+    public static let maximumBadge = Int(Int32.max)
+
+    /// A badge is a count from 0 (no badge) to ``maximumBadge``.
+    static func validate(badge: Int) throws(CoreError) {
+        if badge < 0 {
+            throw CoreError(.invalidArgument, "badge \(badge) is negative", fix: "use 0 to remove the badge, or a positive number")
+        }
+        if badge > maximumBadge {
+            throw CoreError(.invalidArgument, "badge \(badge) is more than \(maximumBadge)", fix: "give a count from 0 to \(maximumBadge)")
+        }
     }
 }

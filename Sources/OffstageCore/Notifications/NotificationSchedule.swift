@@ -176,9 +176,7 @@ public struct NotificationSchedule: Hashable, Sendable {
 
     /// Sets the number on the app's icon (nil or 0 removes it).
     mutating func setBadge(_ app: AppID, _ badge: Int?) throws(CoreError) -> [NotificationAction] {
-        if let badge, badge < 0 {
-            throw CoreError(.invalidArgument, "badge \(badge) is negative", fix: "use 0 to remove the badge, or a positive number")
-        }
+        if let badge { try NotificationContent.validate(badge: badge) }
         let value = badge == 0 ? nil : badge
         guard badges[app] != value else { return [] }
         badges[app] = value

@@ -45,6 +45,11 @@ public struct TransferLimits: Hashable, Sendable, Codable {
     /// The most of an upload's response body kept for the app (decision 0041); a longer body is cut here and the
     /// task says so. From 0 (keep none) to 1 MiB. Default 64 KiB.
     public var maximumResponseBodyBytes: Int = 65_536
+    /// The most headers one task may set. Default 64.
+    public var maximumHeaders: Int = 64
+    /// The most bytes of all a task's header names and values together. Default 16 KiB (servers such as nginx refuse
+    /// a request whose header lines pass 8 KiB each by default; a task that cannot be sent is refused when created).
+    public var maximumHeaderBytes: Int = 16_384
 
     /// The defaults.
     public init() {}
@@ -70,6 +75,8 @@ public struct TransferLimits: Hashable, Sendable, Codable {
         maximumRunning = try count(.maximumRunning, defaults.maximumRunning)
         maximumRunningPerApp = try count(.maximumRunningPerApp, defaults.maximumRunningPerApp)
         maximumTasksPerApp = try count(.maximumTasksPerApp, defaults.maximumTasksPerApp)
+        maximumHeaders = try count(.maximumHeaders, defaults.maximumHeaders)
+        maximumHeaderBytes = try count(.maximumHeaderBytes, defaults.maximumHeaderBytes)
         if let bytes = try container.decodeIfPresent(Int.self, forKey: .maximumResponseBodyBytes) {
             guard (0...1_048_576).contains(bytes) else {
                 throw DecodingError.dataCorruptedError(

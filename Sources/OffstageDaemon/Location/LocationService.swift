@@ -104,8 +104,10 @@ final class LocationService: Sendable {
             throw .invalid("longitude \(longitude) is outside −180…180", fix: "give degrees east, −180 to 180 (west is negative)")
         }
         let accuracy = accuracy ?? settings.defaultHorizontalAccuracy
-        guard accuracy.isFinite, accuracy >= 0 else {
-            throw .invalid("an accuracy of \(accuracy) m is not usable", fix: "give 0 or more metres")
+        do throws(NumberOutOfRange) {
+            try CheckedNumber.finite(accuracy, field: "accuracy", in: 0 ... LocationFix.earthCircumference, unit: "metres")
+        } catch {
+            throw .invalid("an accuracy of \(error.value) m is not usable", fix: error.fix)
         }
         use(StaticLocationSource(latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy), .fixed)
     }

@@ -70,7 +70,7 @@ public final class StaticLocationSource: LocationSource {
         let position = state.withLock { $0.position }
         let format = { (value: Double) in String(format: "%.5f", value) }
         return "fixed position \(format(position.latitude)), \(format(position.longitude)) "
-            + "±\(Int(position.horizontalAccuracy.rounded())) m"
+            + "±\(String(format: "%.0f", position.horizontalAccuracy)) m"
     }
 
     private func deliver(

@@ -24,10 +24,14 @@ extension NotificationDesktopContent {
         }
         var actions = [Action(identifier: NotificationResponse.defaultAction, label: Self.defaultActionLabel)]
         actions += (category?.actions ?? []).map { Action(identifier: $0.identifier, label: $0.title) }
+        // A push's text is not checked as an app's is (APNs carries any JSON string): a NUL, which D-Bus cannot
+        // carry, is shown as the replacement character instead of losing the notification.
+        let shown = { (text: String) in text.replacingOccurrences(of: "\0", with: "\u{FFFD}") }
         self.init(
-            appName: record.app.rawValue, summary: summary, body: lines.filter { !$0.isEmpty }.joined(separator: "\n"),
-            actions: actions, sound: Self.sound(content.sound, bundlePath: bundlePath), key: record.key.description,
-            threadIdentifier: content.threadIdentifier, expireTimeout: expireTimeout)
+            appName: record.app.rawValue, summary: shown(summary), body: shown(lines.filter { !$0.isEmpty }.joined(separator: "\n")),
+            actions: actions.map { Action(identifier: shown($0.identifier), label: shown($0.label)) },
+            sound: Self.sound(content.sound, bundlePath: bundlePath), key: record.key.description,
+            threadIdentifier: shown(content.threadIdentifier), expireTimeout: expireTimeout)
     }
 
     /// The sound for a notification's sound name: `default` is the theme's, a file name one in the app's bundle. A

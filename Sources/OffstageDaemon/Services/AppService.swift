@@ -90,7 +90,7 @@ extension DaemonEngine {
             let name =
                 switch error.code {
                 case .alreadyRunning: "AlreadyRunning"
-                case .unavailable, .tooManyPendingRequests, .notPermitted, .invalidArgument: error.code.rawValue
+                case .unavailable, .tooManyPendingRequests, .notPermitted, .invalidArgument, .noSuchTask: error.code.rawValue
                 default: "AppNotRunning"
                 }
             throw VarlinkError(

@@ -257,8 +257,10 @@ extension DaemonEngine {
         responder: VarlinkResponder
     ) throws {
         let app = try parameters.app.map { text throws(VarlinkError) in try appID(text) }
-        if let limit = parameters.limit, limit < 0 {
-            throw VarlinkError.invalidParameter("limit", description: "must be 0 or more")
+        if let limit = parameters.limit {
+            try VarlinkError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.integer(limit, field: "limit", in: 0 ... Int.max)
+            }
         }
         let follow = parameters.follow ?? false
         if follow { try request.requireMore() }

@@ -19,7 +19,11 @@ struct PushControlService: VarlinkInterface {
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(PushControlInterface.StatusParameters.self)
                 let id = try parameters.app.map { text throws(VarlinkError) in try engine.installedApp(text, in: Self.interface) }
-                responder.reply(try engine.pushStatus(app: id, limit: parameters.limit ?? 100))
+                // Records are listed newest first, up to limit: 0 lists none (only budgets and counts).
+                let limit = try VarlinkError.checking { () throws(NumberOutOfRange) in
+                    try CheckedNumber.integer(parameters.limit ?? 100, field: "limit", in: 0 ... 10_000)
+                }
+                responder.reply(try engine.pushStatus(app: id, limit: limit))
             },
             "AddKey": { context, request, responder in
                 try engine.requireUser(context)
@@ -114,7 +118,7 @@ extension DaemonEngine {
         let (counts, tokens, subscriptions, records) = try pushStoreCall(in: interface) {
             (
                 try store.pushCounts(), try store.liveTokens(), try store.liveWebPushSubscriptionIDs(),
-                try store.pushRecords(app: app, limit: min(max(limit, 0), 10_000))
+                try store.pushRecords(app: app, limit: limit)
             )
         }
         let limits = core.pushLimits

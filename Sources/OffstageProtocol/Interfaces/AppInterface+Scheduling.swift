@@ -138,6 +138,14 @@ extension AppInterface {
 
         /// The core interval, or what is wrong with it.
         public var fetchInterval: Result<FetchInterval, InvalidField> {
+            // Checked whenever it is given, also where it is not read: a number out of range is a mistake either way.
+            if let seconds {
+                do throws(NumberOutOfRange) {
+                    try CheckedNumber.finite(seconds, field: "seconds", in: 0 ... CheckedNumber.longestDuration, unit: "seconds")
+                } catch {
+                    return .failure(InvalidField(error))
+                }
+            }
             switch interval {
             case "never": return .success(.never)
             case "minimum": return .success(.minimum)
@@ -145,12 +153,7 @@ extension AppInterface {
                 guard let seconds else {
                     return .failure(InvalidField(name: "seconds", description: "is required with interval \"seconds\""))
                 }
-                do throws(NumberOutOfRange) {
-                    return .success(.seconds(try CheckedNumber.finite(
-                        seconds, field: "seconds", in: 0 ... CheckedNumber.longestDuration, unit: "seconds")))
-                } catch {
-                    return .failure(InvalidField(error))
-                }
+                return .success(.seconds(seconds))
             default:
                 return .failure(InvalidField(name: "interval", description: "must be never, minimum or seconds"))
             }

@@ -206,6 +206,9 @@ public enum AppInterface {
 
         # An argument is not acceptable.
         error InvalidArgument (message: string, fix: string)
+
+        # The run named is not one this process was handed (a run that ended already is not an error).
+        error NoSuchTask (message: string, fix: string)
         """
 
     /// Full method names.

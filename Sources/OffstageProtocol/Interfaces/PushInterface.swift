@@ -62,6 +62,9 @@ public enum PushInterface {
         error Unavailable (message: string, fix: string)
 
         error InvalidArgument (message: string, fix: string)
+
+        # The run named is not one this process was handed (a run that ended already is not an error).
+        error NoSuchTask (message: string, fix: string)
         """
 
     /// Full method names.

@@ -251,6 +251,14 @@ struct NotificationScheduleTests {
                 NotificationContent(title: String(repeating: "x", count: 4_097)), "4099 bytes"
             ),
             (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", badge: -1), "badge -1"),
+            // §11: what a desktop cannot show, or a sound that would leave the app's bundle, is refused when added.
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", badge: Int(Int32.max) + 1), "more than 2147483647"),
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "a\0b"), "title holds a NUL"),
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", body: "\0"), "body holds a NUL"),
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", sound: "../../../../etc/passwd"), "not the name of a file"),
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", sound: ".."), "not the name of a file"),
+            (.timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", sound: ""), "not the name of a file"),
+            (.timeInterval(seconds: 1e308, repeats: false), NotificationContent(title: "t"), "more than a century"),
             (.timeInterval(seconds: 60, repeats: false), NotificationContent(), "no title, body"),
             (
                 .timeInterval(seconds: 60, repeats: false), NotificationContent(title: "t", userInfo: "[1]"),

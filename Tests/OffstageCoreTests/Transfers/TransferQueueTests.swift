@@ -185,7 +185,7 @@ struct TransferQueueTests {
         #expect(sim.transfer(id)?.failure?.code == .cancelled || sim.transferEventsHeard[appA] == [id])
     }
 
-    @Test("Bad input: unknown session, bad URL, wrong method, reserved header, far earliest begin date — each refused naming it, nothing created")
+    @Test("Bad input: unknown session, bad URL or port, wrong method, reserved header, too many headers, a long file name, far earliest begin date — each refused naming it, nothing created")
     func badInput() throws {
         var (sim, _) = try Simulation.withDownloads([])
         let pid = try #require(sim.status(of: appA)?.pid)
@@ -207,8 +207,24 @@ struct TransferQueueTests {
         #expect(refusal(downloads, TransferRequest(kind: .upload, url: "https://e.com/x", filename: ""))?.contains("needs the file") == true)
         #expect(refusal(downloads, TransferRequest(kind: .download, url: "https://e.com/x", headers: [TransferHeader(name: "Range", value: "bytes=0-")], filename: ""))?.contains("Range") == true)
         #expect(refusal(downloads, download(earliestBegin: sim.now + .seconds(30 * 86_400)))?.contains("ahead") == true)
-        #expect(throws: CoreError.self) {
-            try sim.input { core, now in try core.openTransferSession(appA, pid: pid, identifier: "", configuration: .init(), at: now) }
+        // §11: what would be accepted only to fail when it runs, or cut silently, is refused when created.
+        #expect(refusal(downloads, download("https://e.com:0/x"))?.contains("has port '0', not 1 to 65535") == true)
+        #expect(refusal(downloads, download("https://e.com:70000/x"))?.contains("has port '70000'") == true)
+        #expect(refusal(downloads, download("https://[::1]:0/x"))?.contains("has port '0'") == true)
+        let many = (0..<5_000).map { TransferHeader(name: "X-\($0)", value: "v") }
+        #expect(refusal(downloads, TransferRequest(kind: .download, url: "https://e.com/x", headers: many, filename: ""))?
+            .contains("5000 headers of") == true)
+        let long = [TransferHeader(name: "X-Long", value: String(repeating: "v", count: 20_000))]
+        #expect(refusal(downloads, TransferRequest(kind: .download, url: "https://e.com/x", headers: long, filename: ""))?
+            .contains("more than a task may set (64 headers, 16384 bytes)") == true)
+        let name = String(repeating: "n", count: 5_000)
+        #expect(refusal(downloads, TransferRequest(kind: .download, url: "https://e.com/x", filename: name))?
+            .contains("file name of 5000 bytes is longer than 255 bytes") == true)
+        for identifier in ["", "   ", "a b", "tab\there", String(repeating: "x", count: 257)] {
+            let refused = #expect(throws: CoreError.self) {
+                try sim.input { core, now in try core.openTransferSession(appA, pid: pid, identifier: identifier, configuration: .init(), at: now) }
+            }
+            #expect(refused?.fix.contains("no spaces") == true)
         }
         #expect(sim.core.transfers.tasks.isEmpty && sim.transferJournal.isEmpty)
     }

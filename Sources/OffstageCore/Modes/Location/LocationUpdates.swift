@@ -31,10 +31,12 @@ public struct LocationUpdates: Hashable, Sendable {
     /// (SPEC MODE-6: on iOS that is a programming error); nothing changes when it is refused. An app that starts
     /// gets the latest fix at once, as iOS delivers a first location promptly.
     mutating func startUpdating(_ app: AppID, _ request: LocationRequest, declared: Bool) throws(CoreError) -> [ModeAction] {
-        guard request.distanceFilter.isFinite, request.desiredAccuracy.isFinite else {
-            throw CoreError(
-                .invalidArgument, "a distance filter or desired accuracy that is not a finite number of metres",
-                fix: "use 0 or more metres (0: every fix)")
+        // Negative values are Core Location's constants (kCLDistanceFilterNone, kCLLocationAccuracyBest): every fix,
+        // the best there is. Beyond the Earth's circumference a distance means nothing.
+        let metres = -LocationFix.earthCircumference ... LocationFix.earthCircumference
+        try CoreError.checking { () throws(NumberOutOfRange) in
+            try CheckedNumber.finite(request.distanceFilter, field: "distanceFilter", in: metres, unit: "metres")
+            try CheckedNumber.finite(request.desiredAccuracy, field: "desiredAccuracy", in: metres, unit: "metres")
         }
         guard !request.allowsBackground || declared else {
             throw CoreError(
