@@ -234,7 +234,7 @@ struct SchedulingScenarioTests {
             #expect(errors == [
                 "org.varlink.service.InvalidParameter", "org.varlink.service.InvalidParameter",
                 "io.offstage.App.NotPermitted", "io.offstage.App.InvalidArgument", "org.varlink.service.InvalidParameter",
-                nil, "org.varlink.service.InvalidParameter",
+                "io.offstage.App.NoSuchTask", "org.varlink.service.InvalidParameter",
             ], "\(replies)")
             #expect(try daemon.ok("--json", "tasks") == before, "nothing changed")
 

@@ -90,7 +90,8 @@ struct TransferCLITests {
                 #expect(Self.firstLine(bad).contains("is not a transfer id; give the number in the ID column"), "\(id): \(bad.stderr)")
             }
             let negative = try daemon.cli(["transfers", "pause", "-1"])
-            #expect(negative.status == 64 && negative.stderr.contains("<ID>"), "\(negative.stderr)")
+            #expect(negative.status == 64, "\(negative.stderr)")
+            #expect(Self.firstLine(negative).contains("-1 is read as an option; give negative numbers after --"), "\(negative.stderr)")
             let noID = try daemon.cli(["transfers", "cancel"])
             #expect(noID.status == 64 && noID.stderr.contains("<ID>"), "\(noID.stderr)")
             let empty = try daemon.cli(["transfers", ""])

@@ -14,7 +14,7 @@ public struct Instant: Hashable, Comparable, Sendable, Codable, CustomStringConv
 
     /// Creates an instant from seconds since the Unix epoch, saturating: a value beyond what an instant holds
     /// (about 1678 to 2262) becomes the nearest instant it holds, and NaN the epoch. It never traps; a number a caller
-    /// chose goes through ``init(checkingSecondsSinceEpoch:field:in:)`` instead, which refuses it by name.
+    /// chose goes through ``CheckedNumber/instant(secondsSinceEpoch:field:in:)`` instead, which refuses it by name.
     public init(secondsSinceEpoch: Double) {
         self.nanosecondsSinceEpoch = Int64(saturating: secondsSinceEpoch * 1e9)
     }
@@ -75,7 +75,7 @@ extension Duration {
 
     /// A duration from a floating-point number of seconds (settings are written in seconds), saturating at the
     /// longest durations that fit in nanoseconds (about 292 years), NaN as zero. It never traps; a number a caller chose
-    /// goes through ``checkedSeconds(_:field:in:)`` instead, which refuses it by name.
+    /// goes through ``CheckedNumber/duration(seconds:field:in:)`` instead, which refuses it by name.
     public static func seconds(double value: Double) -> Duration {
         .nanoseconds(Int64(saturating: value * 1e9))
     }

@@ -10,7 +10,7 @@ public struct NumberOutOfRange: Error, Hashable, Sendable, CustomStringConvertib
     public var field: String
     /// The value the caller gave, as text (`1e+308`, `nan`, `-5`).
     public var value: String
-    /// What the field holds, with its range: "a number of seconds from 600 to 31536000".
+    /// What the field holds, with its range: "a number of seconds from 600 to 3155760000".
     public var expected: String
 
     /// Creates the error.
@@ -20,7 +20,7 @@ public struct NumberOutOfRange: Error, Hashable, Sendable, CustomStringConvertib
         self.expected = expected
     }
 
-    /// "seconds is 1e+308, out of range: give a number of seconds from 600 to 31536000".
+    /// "seconds is 1e+308, out of range; give a number of seconds from 600 to 3155760000".
     public var description: String { "\(field) is \(value), out of range; give \(expected)" }
 
     /// What to do about it, for errors that carry the fix apart from the message.
@@ -59,7 +59,7 @@ public enum CheckedNumber {
     }
 
     /// `value` itself, or ``NumberOutOfRange`` when it is not finite or outside `range`; `unit` names what it counts
-    /// ("metres", "times the recorded pace").
+    /// ("metres", "times real time").
     @discardableResult
     public static func finite(
         _ value: Double, field: String, in range: ClosedRange<Double>, unit: String

@@ -148,7 +148,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = DaemonSettings()
         // Every number through the checked conversions, with a range: a shutdown timeout of 1e300 s trapped at the
-        // first shutdown, a message size of 2^60 bytes at the first message.
+        // first shutdown (its conversion to nanoseconds), and counts had no upper bound at all.
         func seconds(_ key: CodingKeys, _ fallback: Double, in range: ClosedRange<Double>) throws -> Double {
             guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
             do throws(NumberOutOfRange) {

@@ -5,8 +5,8 @@ import Foundation
 /// The caller is `offstage location replay`, so the path may name anything: a FIFO whose open would wait for a writer,
 /// `/dev/zero` that never ends, a 2 GiB file. Only a regular file of at most `limit` bytes is read: it is opened
 /// non-blocking (a FIFO's open then returns at once), checked with fstat on the descriptor it will read (no race with
-/// a rename), and read to at most `limit + 1` bytes in case it grows meanwhile. The daemon calls this on its thread
-/// pool, never on the event loop.
+/// a rename), and read to at most `limit + 1` bytes in case it grows meanwhile. The daemon calls this on the location
+/// service's own reader thread, never on the event loop.
 enum TrackFile {
     /// The file's bytes, or `LocationTrackError` naming the file, the problem and the fix.
     static func read(path: String, limit: Int) throws(LocationTrackError) -> Data {

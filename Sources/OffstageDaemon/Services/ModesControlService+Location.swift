@@ -60,7 +60,8 @@ extension DaemonEngine {
     }
 
     /// Replays the track the user named: the numbers are checked on the loop, the file is read and parsed on the
-    /// thread pool (it may be large, or a device that never ends: ``TrackFile``), and the reply comes when it is.
+    /// location service's reader thread (it may be large, or a device that never ends: ``TrackFile``), and the reply
+    /// comes when it is.
     /// Other calls are answered meanwhile.
     func replayTrack(
         _ parameters: ModesControlInterface.ReplayTrackParameters, responder: VarlinkResponder

@@ -107,7 +107,7 @@ public struct AdaptivePolicy: SchedulingPolicy, Hashable, Codable {
         func knob(_ key: CodingKeys, _ value: inout Double, atMost limit: Double = CheckedNumber.longestDuration) throws {
             value = try container.decodeIfPresent(Double.self, forKey: key) ?? value
             do throws(NumberOutOfRange) {
-                try CheckedNumber.finite(value, field: key.rawValue, in: 0 ... limit, unit: "the knob's unit")
+                try CheckedNumber.finite(value, field: key.rawValue, in: 0 ... limit, unit: "units")
             } catch {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: container, debugDescription: "must be from 0 to \(CheckedNumber.text(limit))")
