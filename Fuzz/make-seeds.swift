@@ -153,7 +153,7 @@ let continuedCalls: [(String, String)] = [
     ("report-progress-title", report(#""run":4,"completed":60,"total":50,"title":"Exporting 121 photos","subtitle":"""#)),
     ("report-progress-unknown-total", report(#""run":4,"completed":7,"total":0,"title":null"#)),
     ("report-progress-huge", report(#""run":4,"completed":9223372036854775807,"total":1"#)),
-    ("report-progress-unknown-run", report(#""run":999,"completed":1,"total":2"#)),
+    ("refused-report-unknown-run", report(#""run":999,"completed":1,"total":2"#)),
     ("refused-blank-title", submit(#""identifier":"com.example.fuzz.export.5","title":" \t ""#)),
     ("refused-long-title", submit(#""identifier":"com.example.fuzz.export.5","title":""# + String(repeating: "é", count: 129) + #"""#)),
     ("refused-control-subtitle", submit(#""identifier":"com.example.fuzz.export.5","title":"Export","subtitle":"two\nlines""#)),

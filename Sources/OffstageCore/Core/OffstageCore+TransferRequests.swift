@@ -33,8 +33,10 @@ extension OffstageCore {
         guard !host.isEmpty, !host.hasPrefix(":"), !url.contains(where: { $0.isWhitespace || $0.isNewline }), url.utf8.count <= 8_192 else {
             throw CoreError(.invalidArgument, "URL \(QuotedText.quote(url)) has no host, or has spaces", fix: "give an absolute URL such as https://example.com/file.zip")
         }
-        // A port, if given, is 1–65535: port 0 names no server (it would fail when it runs, never when created).
-        let afterBracket = host.lastIndex(of: "]").map { host[$0...] } ?? host
+        // A port, if given, is 1–65535: port 0 names no server (it would fail when it runs, never when created). The
+        // authority is [user[:password]@]host[:port], the host an IPv6 address in brackets or a name.
+        let hostPort = host.lastIndex(of: "@").map { host[host.index(after: $0)...] } ?? host
+        let afterBracket = hostPort.lastIndex(of: "]").map { hostPort[$0...] } ?? hostPort
         if let colon = afterBracket.lastIndex(of: ":") {
             let digits = afterBracket[afterBracket.index(after: colon)...]
             guard digits.isEmpty || (digits.allSatisfy(\.isASCII) && Int(digits).map { (1...65_535).contains($0) } == true) else {

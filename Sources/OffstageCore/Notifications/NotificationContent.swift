@@ -57,14 +57,15 @@ public struct NotificationContent: Hashable, Sendable, Codable {
         ] where text.utf8.contains(0) {
             throw CoreError(.invalidArgument, "the notification's \(name) holds a NUL character", fix: "remove the NUL (\\0) from the \(name)")
         }
-        if let sound, sound != "default" {
-            // A file in the app's bundle (UNNotificationSound(named:)): a path would leave it, and plays nothing.
-            guard !sound.isEmpty, sound.utf8.count <= 255, !sound.contains("/"), sound != ".", sound != "..",
+        if let sound, !sound.isEmpty, sound != "default" {
+            // A file in the app's bundle (UNNotificationSound(named:)): a path would leave it, and plays nothing. An
+            // empty name is no sound, as nil is.
+            guard sound.utf8.count <= 255, !sound.contains("/"), sound != ".", sound != "..",
                 !sound.utf8.contains(0)
             else {
                 throw CoreError(
                     .invalidArgument, "sound \(QuotedText.quote(sound)) is not the name of a file in the app's bundle",
-                    fix: "give the file name of a sound in the app's bundle (no folders, at most 255 bytes), or default")
+                    fix: "give the file name of a sound in the app's bundle (no folders, at most 255 bytes), default, or none")
             }
         }
         let trimmed = userInfo.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }

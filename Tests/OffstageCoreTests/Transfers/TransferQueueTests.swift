@@ -211,6 +211,7 @@ struct TransferQueueTests {
         #expect(refusal(downloads, download("https://e.com:0/x"))?.contains("has port '0', not 1 to 65535") == true)
         #expect(refusal(downloads, download("https://e.com:70000/x"))?.contains("has port '70000'") == true)
         #expect(refusal(downloads, download("https://[::1]:0/x"))?.contains("has port '0'") == true)
+        #expect(refusal(downloads, download("https://user:pass@e.com:0/x"))?.contains("has port '0'") == true)
         let many = (0..<5_000).map { TransferHeader(name: "X-\($0)", value: "v") }
         #expect(refusal(downloads, TransferRequest(kind: .download, url: "https://e.com/x", headers: many, filename: ""))?
             .contains("5000 headers of") == true)

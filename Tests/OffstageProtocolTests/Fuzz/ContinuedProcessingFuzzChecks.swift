@@ -76,6 +76,7 @@ enum ContinuedProcessingFuzzChecks {
         var core = start
         let actions: [CoreAction]
         var model: (field: String, problem: String)?
+        var reportedRun: UInt64?
         do {
             if call.header.method == AppInterface.Method.submitTask {
                 let message: AppInterface.TaskRequestMessage
@@ -108,6 +109,7 @@ enum ContinuedProcessingFuzzChecks {
                 model = progress.completed < 0 || progress.total < 0 ? ("progress", "a negative count")
                     : progress.title.flatMap { textProblem($0, "title", required: true) }
                     ?? progress.subtitle.flatMap { textProblem($0, "subtitle", required: false) }
+                reportedRun = progress.run
                 actions = try core.reportTaskProgress(
                     app, pid: pid, run: progress.run, completed: progress.completed, total: progress.total, title: progress.title,
                     subtitle: progress.subtitle, at: now)
@@ -116,6 +118,14 @@ enum ContinuedProcessingFuzzChecks {
         } catch let violation as Violation {
             throw violation
         } catch let error as CoreError {
+            // A report of a run this process was never handed is NoSuchTask (decision 0049); of one that ended, harmless.
+            if error.code == .noSuchTask, let run = reportedRun {
+                let process = start.apps[app]?.process
+                guard process?.runs.contains(where: { $0.id == run }) != true, process?.recentRuns.contains(run) != true,
+                    !error.message.isEmpty, !error.fix.isEmpty, core.apps == start.apps
+                else { throw Violation("a report of run \(run), which the app was handed, refused as \(error)") }
+                return .refused
+            }
             let allowed: [CoreError.Code] = [.invalidArgument, .notPermitted, .unavailable, .tooManyPendingRequests]
             guard allowed.contains(error.code), !error.message.isEmpty, !error.fix.isEmpty else {
                 throw Violation("\(call.header.method) refused with \(error.code), or without a message or a fix: \(error)")
