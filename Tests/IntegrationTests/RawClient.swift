@@ -72,12 +72,7 @@ extension DaemonHarness {
     /// Runs a Varlink call from a process inside app `id`'s cgroup, so the daemon sees it as that app.
     /// Python's standard library is the client: nothing of this project runs in that process.
     func callAsApp(_ id: String, _ calls: [(String, [String: Any])]) throws -> [[String: Any]] {
-        let pid = try #require(try app(id).pid)
-        let lines = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8).split(separator: "\n")
-        guard let line = lines.first(where: { $0.hasPrefix("0::") }), let unified = CgroupMounts.current().unified?.mountPoint else {
-            throw HarnessError("no cgroup v2 membership for \(id)")
-        }
-        let cgroup = unified + String(line.dropFirst(3))
+        let cgroup = try appCgroup(id)
         let script = """
             import json, socket, sys
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
@@ -107,8 +102,18 @@ extension DaemonHarness {
         }
         return replies
     }
-}
 
+    /// The cgroup v2 folder of app `id`'s process: a process that writes its pid to `cgroup.procs` there is the app's.
+    func appCgroup(_ id: String) throws -> String {
+        let pid = try #require(try app(id).pid)
+        let lines = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8).split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix("0::") }), let unified = CgroupMounts.current().unified?.mountPoint
+        else {
+            throw HarnessError("no cgroup v2 membership for \(id)")
+        }
+        return unified + String(line.dropFirst(3))
+    }
+}
 
 /// A client inside an app's cgroup that stays running: each raw message written to it goes over a new connection,
 /// so that the daemon sees the app as the caller and a message that makes it close the connection costs nothing
@@ -120,12 +125,7 @@ final class AppSideClient {
 
     /// Starts the client in the cgroup of app `id`'s process; it waits at most `timeout` seconds for each reply.
     init(_ daemon: DaemonHarness, app id: String, timeout: Double = 5) throws {
-        let pid = try #require(try daemon.app(id).pid)
-        let lines = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8).split(separator: "\n")
-        guard let line = lines.first(where: { $0.hasPrefix("0::") }), let unified = CgroupMounts.current().unified?.mountPoint
-        else {
-            throw HarnessError("no cgroup v2 membership for \(id)")
-        }
+        let cgroup = try daemon.appCgroup(id)
         let script = """
             import json, socket, sys
             for line in sys.stdin:
@@ -150,7 +150,7 @@ final class AppSideClient {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c", "echo $$ > \"$0\" && exec python3 -c \"$1\" \"$2\" \"$3\"",
-            unified + String(line.dropFirst(3)) + "/cgroup.procs", script, daemon.socket, String(timeout),
+            cgroup + "/cgroup.procs", script, daemon.socket, String(timeout),
         ]
         let stdin = Pipe()
         let stdout = Pipe()

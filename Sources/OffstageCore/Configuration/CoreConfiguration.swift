@@ -128,12 +128,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
             _ key: CodingKeys, _ fallback: Double, in range: ClosedRange<Double> = 0 ... CheckedNumber.longestDuration,
             unit: String = "seconds"
         ) throws -> Double {
-            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
-            do throws(NumberOutOfRange) {
-                return try CheckedNumber.finite(value, field: key.rawValue, in: range, unit: unit)
-            } catch {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
-            }
+            try container.decodeNumberIfPresent(forKey: key, in: range, unit: unit) ?? fallback
         }
         launchTimeout = try value(.launchTimeout, defaults.launchTimeout)
         didEnterBackgroundTimeout = try value(.didEnterBackgroundTimeout, defaults.didEnterBackgroundTimeout)

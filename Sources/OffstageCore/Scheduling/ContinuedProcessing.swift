@@ -117,17 +117,10 @@ public struct ContinuedProcessingLimits: Hashable, Sendable, Codable {
         maximumQueuedPerApp = try count(.maximumQueuedPerApp, defaults.maximumQueuedPerApp, in: 1...1_000)
         pressureMemory = try level(.pressureMemory, defaults.pressureMemory, above: .normal)
         pressureThermal = try level(.pressureThermal, defaults.pressureThermal, above: .nominal)
-        if let value = try container.decodeIfPresent(Double.self, forKey: .progressTimeout) {
-            do throws(NumberOutOfRange) {
-                progressTimeout = try CheckedNumber.finite(
-                    value, field: "progressTimeout", in: 0.001 ... CheckedNumber.longestDuration, unit: "seconds")
-            } catch {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .progressTimeout, in: container, debugDescription: "must be \(error.expected)")
-            }
-        } else {
-            progressTimeout = defaults.progressTimeout
-        }
+        progressTimeout =
+            try container.decodeNumberIfPresent(
+                forKey: .progressTimeout, in: 0.001 ... CheckedNumber.longestDuration, unit: "seconds")
+            ?? defaults.progressTimeout
     }
 }
 

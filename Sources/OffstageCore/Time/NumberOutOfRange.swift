@@ -89,3 +89,29 @@ public enum CheckedNumber {
         return String(Int64(value))
     }
 }
+
+extension KeyedDecodingContainer {
+    /// The number under `key` in a settings file, if present, checked against `range` (``CheckedNumber/finite(_:field:in:unit:)``);
+    /// out of it, a `DecodingError` naming the key and the range ("must be a number of seconds from 0 to 3600").
+    public func decodeNumberIfPresent(forKey key: Key, in range: ClosedRange<Double>, unit: String) throws -> Double? {
+        guard let value = try decodeIfPresent(Double.self, forKey: key) else { return nil }
+        do throws(NumberOutOfRange) {
+            return try CheckedNumber.finite(value, field: key.stringValue, in: range, unit: unit)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be \(error.expected)")
+        }
+    }
+
+    /// The whole number under `key` in a settings file, if present, checked against `range`
+    /// (``CheckedNumber/integer(_:field:in:)``); out of it, a `DecodingError` naming the key and the range.
+    public func decodeIntegerIfPresent<T: FixedWidthInteger & Decodable>(
+        _ type: T.Type, forKey key: Key, in range: ClosedRange<T>
+    ) throws -> T? {
+        guard let value = try decodeIfPresent(T.self, forKey: key) else { return nil }
+        do throws(NumberOutOfRange) {
+            return try CheckedNumber.integer(value, field: key.stringValue, in: range)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be \(error.expected)")
+        }
+    }
+}

@@ -58,12 +58,7 @@ public struct TransferLimits: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = TransferLimits()
         func seconds(_ key: CodingKeys, _ fallback: Double) throws -> Double {
-            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
-            do throws(NumberOutOfRange) {
-                return try CheckedNumber.finite(value, field: key.stringValue, in: 0 ... CheckedNumber.longestDuration, unit: "seconds")
-            } catch {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
-            }
+            try container.decodeNumberIfPresent(forKey: key, in: 0 ... CheckedNumber.longestDuration, unit: "seconds") ?? fallback
         }
         func count(_ key: CodingKeys, _ fallback: Int) throws -> Int {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }

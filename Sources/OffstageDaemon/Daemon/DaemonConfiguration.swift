@@ -150,20 +150,10 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         // Every number through the checked conversions, with a range: a shutdown timeout of 1e300 s trapped at the
         // first shutdown (its conversion to nanoseconds), and counts had no upper bound at all.
         func seconds(_ key: CodingKeys, _ fallback: Double, in range: ClosedRange<Double>) throws -> Double {
-            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return fallback }
-            do throws(NumberOutOfRange) {
-                return try CheckedNumber.finite(value, field: key.rawValue, in: range, unit: "seconds")
-            } catch {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
-            }
+            try container.decodeNumberIfPresent(forKey: key, in: range, unit: "seconds") ?? fallback
         }
         func count<T: FixedWidthInteger & Decodable>(_ key: CodingKeys, _ fallback: T, in range: ClosedRange<T>) throws -> T {
-            guard let value = try container.decodeIfPresent(T.self, forKey: key) else { return fallback }
-            do throws(NumberOutOfRange) {
-                return try CheckedNumber.integer(value, field: key.rawValue, in: range)
-            } catch {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be \(error.expected)")
-            }
+            try container.decodeIntegerIfPresent(T.self, forKey: key, in: range) ?? fallback
         }
         let longest = CheckedNumber.longestDuration
         eventLogCapacity = try count(.eventLogCapacity, defaults.eventLogCapacity, in: 100 ... 10_000_000)
