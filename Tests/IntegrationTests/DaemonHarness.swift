@@ -1,6 +1,7 @@
 import Foundation
 import OffstageDaemon
 import OffstageProtocol
+import Synchronization
 import Testing
 
 /// A real `offstaged` in a temporary folder, with the example apps as real bundles, driven through the real
@@ -25,6 +26,8 @@ final class DaemonHarness: @unchecked Sendable {
     let environment: [String: String]
     private(set) var daemon: Process?
     private var started: [Int32] = []
+    /// Every app pid `apps()` has returned.
+    private let seen = Mutex(Set<Int32>())
 
     init(settings: [String: JSONValue] = DaemonHarness.fastTimings, environment: [String: String] = [:]) throws {
         self.environment = environment
@@ -80,12 +83,59 @@ final class DaemonHarness: @unchecked Sendable {
         self.daemon = nil
     }
 
-    /// Ends everything this harness started, by pid, and removes the folder.
+    /// Ends everything this harness started, by pid, and removes the folder — also when the daemon died during the
+    /// test: then its apps live on, and it cannot list them. So the processes ended are, by pid: those the daemon
+    /// lists, every app pid the test ever saw, those started by hand, any process running an executable from this
+    /// harness's folder, and the members of this daemon's own cgroups, which are removed after (a dead daemon leaves
+    /// them; a stopped one has already removed them).
     func tearDown() {
-        let pids = (try? apps().compactMap(\.pid)) ?? []
+        let listed = (try? apps().compactMap(\.pid)) ?? []
         stop()
-        for pid in Set(pids + started) where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        let groups = Self.cgroupFolders(instance: OffstageDaemonService.instanceName(for: stateDirectory))
+        let members = groups.flatMap(Self.pids(inCgroup:))
+        let ours = Set(listed + started + Array(seen.withLock { $0 }) + Self.processes(runningFrom: root.path) + members)
+        for pid in ours where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        Self.removeCgroups(groups)
         try? FileManager.default.removeItem(at: root)
+    }
+
+    /// The pids of processes whose executable is inside `folder`.
+    static func processes(runningFrom folder: String) -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap(Int32.init).filter { pid in
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
+            return exe.hasPrefix(folder + "/")
+        }
+    }
+
+    /// The cgroup folders of the daemon instance `instance` (`offstage.<instance>` at each cgroup mount), its app
+    /// groups first.
+    static func cgroupFolders(instance: String) -> [String] {
+        let mounts = CgroupMounts.current()
+        return [mounts.unified, mounts.freezer].compactMap { $0 }.flatMap { mount -> [String] in
+            let base = mount.mountPoint + "/offstage." + instance
+            guard FileManager.default.fileExists(atPath: base) else { return [] }
+            let children = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).map { base + "/" + $0 }
+                .filter { (try? FileManager.default.attributesOfItem(atPath: $0)[.type] as? FileAttributeType) == .typeDirectory }
+            return children + [base]
+        }
+    }
+
+    /// The processes in a cgroup folder (cgroup.procs, v1 and v2).
+    static func pids(inCgroup folder: String) -> [Int32] {
+        let text = (try? String(contentsOfFile: folder + "/cgroup.procs", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { Int32($0) }
+    }
+
+    /// Thaws (a v1 freezer holds a killed process until thawed), waits for the members to go, and removes the folders.
+    static func removeCgroups(_ folders: [String]) {
+        for folder in folders {
+            try? Data("THAWED".utf8).write(to: URL(fileURLWithPath: folder + "/freezer.state"))
+            try? Data("0".utf8).write(to: URL(fileURLWithPath: folder + "/cgroup.freeze"))
+            let end = Date().addingTimeInterval(2)
+            while !pids(inCgroup: folder).isEmpty, Date() < end { usleep(10_000) }
+            rmdir(folder)
+        }
     }
 
     /// Remembers a process the test started by hand, so tear-down ends it.
@@ -135,8 +185,11 @@ final class DaemonHarness: @unchecked Sendable {
         return output.stdout
     }
 
+    /// Every app, as `offstage apps` lists it; the pids are remembered, so tear-down can end them if the daemon dies.
     func apps() throws -> [ControlInterface.App] {
-        try JSONDecoder().decode([ControlInterface.App].self, from: Data(try ok("--json", "apps").utf8))
+        let apps = try JSONDecoder().decode([ControlInterface.App].self, from: Data(try ok("--json", "apps").utf8))
+        seen.withLock { $0.formUnion(apps.compactMap(\.pid)) }
+        return apps
     }
 
     func app(_ id: String) throws -> ControlInterface.App {
