@@ -73,6 +73,50 @@ extension OffstageCore {
         return finish(now)
     }
 
+    /// The user clears delivered notifications (`offstage notifications clear`): the app's with these identifiers
+    /// (every one must be delivered, or nothing is removed), all of the app's, or, with no app, every app's. Returns
+    /// how many went.
+    public mutating func clearDeliveredNotifications(
+        _ id: AppID?, identifiers: [String]?, at now: Instant
+    ) throws(CoreError) -> (removed: Int, actions: [CoreAction]) {
+        guard let id else {
+            guard identifiers == nil else {
+                throw CoreError(
+                    .invalidArgument, "identifiers were given without an app",
+                    fix: "name the app whose notifications these are, or give no identifiers to clear every app's")
+            }
+            var removed = 0
+            var actions: [CoreAction] = []
+            for app in notifications.delivered.keys.sorted() where apps[app] != nil {
+                let cleared = clearDelivered(app, identifiers: nil, at: now)
+                removed += cleared.removed
+                actions += cleared.actions
+            }
+            return (removed, actions)
+        }
+        _ = try entry(id)
+        if let identifiers {
+            let delivered = Set((notifications.delivered[id] ?? []).map(\.request.identifier))
+            if let unknown = identifiers.first(where: { !delivered.contains($0) }) {
+                throw CoreError(
+                    .noSuchNotification, "'\(id)' has no delivered notification \(QuotedText.quote(unknown)); nothing was cleared",
+                    fix: "see `offstage notifications \(id)` for what was delivered")
+            }
+        }
+        return clearDelivered(id, identifiers: identifiers, at: now)
+    }
+
+    /// Removes an installed app's delivered notifications as the user, counting them.
+    private mutating func clearDelivered(_ id: AppID, identifiers: [String]?, at now: Instant) -> (removed: Int, actions: [CoreAction]) {
+        perform(notifications.removeDelivered(id, identifiers: identifiers))
+        let actions = finish(now)
+        let removed = actions.reduce(0) { count, action in
+            guard case .notification(.removeDelivered(_, let keys)) = action else { return count }
+            return count + keys.count
+        }
+        return (removed, actions)
+    }
+
     /// The app sets the number on its icon (`applicationIconBadgeNumber`; nil or 0 removes it).
     public mutating func setBadge(_ id: AppID, pid: Int32, _ badge: Int?, at now: Instant) throws(CoreError) -> [CoreAction] {
         _ = try runningProcess(id, pid: pid)

@@ -47,6 +47,28 @@ public struct LocationFix: Hashable, Sendable, Codable {
         latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude) && (-180...180).contains(longitude)
     }
 
+    /// A position the user fixes by hand (`offstage location set`, `io.offstage.ModesControl.SetLocation`), checked:
+    /// latitude −90 … 90, longitude −180 … 180, an accuracy of 0 up to the Earth's circumference, all finite.
+    /// - Throws: `InvalidArgument` naming the value and its range.
+    public static func fixed(
+        latitude: Double, longitude: Double, horizontalAccuracy: Double, at timestamp: Instant
+    ) throws(CoreError) -> LocationFix {
+        guard latitude.isFinite, (-90...90).contains(latitude) else {
+            throw CoreError(
+                .invalidArgument, "latitude \(latitude) is outside −90…90", fix: "give degrees north, −90 to 90 (south is negative)")
+        }
+        guard longitude.isFinite, (-180...180).contains(longitude) else {
+            throw CoreError(
+                .invalidArgument, "longitude \(longitude) is outside −180…180", fix: "give degrees east, −180 to 180 (west is negative)")
+        }
+        do throws(NumberOutOfRange) {
+            try CheckedNumber.finite(horizontalAccuracy, field: "accuracy", in: 0 ... earthCircumference, unit: "metres")
+        } catch {
+            throw CoreError(.invalidArgument, "an accuracy of \(error.value) m is not usable", fix: error.fix)
+        }
+        return LocationFix(latitude: latitude, longitude: longitude, horizontalAccuracy: horizontalAccuracy, timestamp: timestamp)
+    }
+
     /// Great-circle distance in metres to `other` (see `GeoDistance`).
     public func distance(to other: LocationFix) -> Double {
         GeoDistance.metres(

@@ -39,33 +39,27 @@ final class HandedOffChannels: Sendable {
             // The core decides on the daemon's loop; this thread waits for the answer (the server serves one call at
             // a time), so the descriptor is the loop's only once the core accepted it.
             let decide: @Sendable () -> Result<JSONValue, VarlinkError>
-            switch method {
-            case ModesInterface.Method.handOffSocket:
-                let socket: HandedOffSocket
-                do {
-                    socket = try HandedOffSocketCheck.check(fd)
-                } catch {
-                    return .failure(
-                        Self.refusal(
-                            "InvalidArgument", "\(error)", "hand off the connected socket to your signalling server"))
+            do throws(VarlinkError) {
+                switch try ModesInterface.HandOffCall(method: method, parameters: parameters) {
+                case .socket:
+                    let socket: HandedOffSocket
+                    do {
+                        socket = try HandedOffSocketCheck.check(fd)
+                    } catch {
+                        throw Self.refusal("InvalidArgument", "\(error)", "hand off the connected socket to your signalling server")
+                    }
+                    decide = { engine.socketHandedOff(socket, by: peer.pid) }
+                case .accessorySession(let name):
+                    let kind: String
+                    do throws(AccessorySessionError) {
+                        kind = try AccessorySessionCheck.check(fd)
+                    } catch {
+                        throw Self.refusal("InvalidArgument", error.description, AccessorySessionCheck.fix)
+                    }
+                    decide = { engine.accessorySessionHandedOff(fd, name: name, kind: kind, by: peer.pid) }
                 }
-                decide = { engine.socketHandedOff(socket, by: peer.pid) }
-            case ModesInterface.Method.handOffAccessorySession:
-                guard let name = parameters["name"]?.stringValue else {
-                    return .failure(
-                        Self.refusal(
-                            "InvalidArgument", "the call names no accessory",
-                            "pass the registered accessory's name as 'name'"))
-                }
-                let kind: String
-                do throws(AccessorySessionError) {
-                    kind = try AccessorySessionCheck.check(fd)
-                } catch {
-                    return .failure(Self.refusal("InvalidArgument", error.description, AccessorySessionCheck.fix))
-                }
-                decide = { engine.accessorySessionHandedOff(fd, name: name, kind: kind, by: peer.pid) }
-            default:
-                return .failure(.methodNotFound(method))
+            } catch {
+                return .failure(error)
             }
             do {
                 return try loop.submit(decide).wait()
@@ -137,7 +131,7 @@ final class HandedOffChannels: Sendable {
     }
 
     static func refusal(_ name: String, _ message: String, _ fix: String) -> VarlinkError {
-        VarlinkError("\(ModesInterface.name).\(name)", parameters: ["message": .string(message), "fix": .string(fix)])
+        ModesInterface.refusal(name, message, fix: fix)
     }
 }
 

@@ -97,19 +97,15 @@ final class LocationService: Sendable {
 
     /// Uses a fixed position (moving the current one if it is already fixed).
     func set(latitude: Double, longitude: Double, accuracy: Double?) throws(LocationServiceError) {
-        guard latitude.isFinite, (-90...90).contains(latitude) else {
-            throw .invalid("latitude \(latitude) is outside −90…90", fix: "give degrees north, −90 to 90 (south is negative)")
-        }
-        guard longitude.isFinite, (-180...180).contains(longitude) else {
-            throw .invalid("longitude \(longitude) is outside −180…180", fix: "give degrees east, −180 to 180 (west is negative)")
-        }
-        let accuracy = accuracy ?? settings.defaultHorizontalAccuracy
-        do throws(NumberOutOfRange) {
-            try CheckedNumber.finite(accuracy, field: "accuracy", in: 0 ... LocationFix.earthCircumference, unit: "metres")
+        let position: LocationFix
+        do throws(CoreError) {
+            position = try LocationFix.fixed(
+                latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy ?? settings.defaultHorizontalAccuracy,
+                at: LocationClock.now())
         } catch {
-            throw .invalid("an accuracy of \(error.value) m is not usable", fix: error.fix)
+            throw .invalid(error.message, fix: error.fix)
         }
-        use(StaticLocationSource(latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy), .fixed)
+        use(StaticLocationSource(position: position), .fixed)
     }
 
     /// Reads positions from gpsd at `host`:`port` (the configured address by default); it reconnects by itself.

@@ -115,43 +115,7 @@ extension DaemonEngine {
     /// `offstage device`: overrides, cleared overrides, low power mode and the time zone — all or nothing.
     func setDevice(_ parameters: ControlInterface.SetDeviceParameters) throws(VarlinkError) {
         let timeZone = try parameters.timeZone.map { name throws(VarlinkError) in try validatedTimeZone(name) }
-        var overrides = core.device.overrides
-        for name in parameters.clear ?? [] {
-            switch name {
-            case "batteryLevel": overrides.batteryLevel = nil
-            case "charging": overrides.charging = nil
-            case "network": overrides.network = nil
-            case "idle": overrides.idle = nil
-            case "memoryPressure": overrides.memoryPressure = nil
-            case "thermalState": overrides.thermalState = nil
-            default:
-                let valid = ControlInterface.SetDeviceParameters.clearable.joined(separator: ", ")
-                throw VarlinkError.invalidParameter("clear", description: "\(QuotedText.quote(name)) is not one of \(valid)")
-            }
-        }
-        if let level = parameters.batteryLevel { overrides.batteryLevel = level }
-        if let charging = parameters.charging { overrides.charging = charging }
-        if let network = parameters.network {
-            guard let kind = NetworkKind(rawValue: network) else {
-                throw VarlinkError.invalidParameter("network", description: "must be none, unmetered or metered")
-            }
-            overrides.network = kind
-        }
-        if let idle = parameters.idle { overrides.idle = idle }
-        if let name = parameters.memoryPressure {
-            guard let level = MemoryPressure(rawValue: name) else {
-                throw VarlinkError.invalidParameter(
-                    "memoryPressure", description: "must be \(MemoryPressure.names); got \(QuotedText.quote(name))")
-            }
-            overrides.memoryPressure = level
-        }
-        if let name = parameters.thermalState {
-            guard let state = ThermalState(rawValue: name) else {
-                throw VarlinkError.invalidParameter(
-                    "thermalState", description: "must be \(ThermalState.names); got \(QuotedText.quote(name))")
-            }
-            overrides.thermalState = state
-        }
+        let overrides = try parameters.overrides(applyingTo: core.device.overrides)
         try control { () throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
         var settings = core.device.settings
         if let lowPower = parameters.lowPowerMode { settings.lowPowerMode = lowPower }

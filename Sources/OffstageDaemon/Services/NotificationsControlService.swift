@@ -71,41 +71,12 @@ extension DaemonEngine {
         return id
     }
 
-    /// `offstage notifications clear`: removes the app's delivered notifications with these identifiers (every one
-    /// must be delivered, or nothing is removed), all of the app's, or every app's; returns how many went.
+    /// `offstage notifications clear`: the core removes the app's delivered notifications with these identifiers
+    /// (every one must be delivered, or nothing is removed), all of the app's, or every app's; returns how many went.
     func clearDelivered(app: String?, identifiers: [String]?) throws(VarlinkError) -> Int {
-        guard let app else {
-            guard identifiers == nil else {
-                throw CoreError(
-                    .invalidArgument, "identifiers were given without an app",
-                    fix: "name the app whose notifications these are, or give no identifiers to clear every app's"
-                ).varlink(in: NotificationsControlInterface.name)
-            }
-            return core.notifications.delivered.keys.sorted().reduce(0) { removed, id in
-                removed + ((try? clear(id, identifiers: nil)) ?? 0)
-            }
-        }
-        let id = try installedApp(app)
-        if let identifiers {
-            let delivered = Set((core.notifications.delivered[id] ?? []).map(\.request.identifier))
-            if let unknown = identifiers.first(where: { !delivered.contains($0) }) {
-                throw CoreError(
-                    .noSuchNotification, "'\(id)' has no delivered notification \(QuotedText.quote(unknown)); nothing was cleared",
-                    fix: "see `offstage notifications \(id)` for what was delivered"
-                ).varlink(in: NotificationsControlInterface.name)
-            }
-        }
-        return try clear(id, identifiers: identifiers)
-    }
-
-    /// Removes the app's delivered notifications as the user, returning how many went.
-    private func clear(_ id: AppID, identifiers: [String]?) throws(VarlinkError) -> Int {
-        let actions = try notificationsControlCall { () throws(CoreError) in
-            try core.removeDeliveredNotifications(id, pid: nil, identifiers: identifiers, at: now)
-        }
-        let removed = actions.reduce(0) { count, action in
-            guard case .notification(.removeDelivered(_, let keys)) = action else { return count }
-            return count + keys.count
+        let id = try app.map { text throws(VarlinkError) in try installedApp(text) }
+        let (removed, actions) = try notificationsControlCall { () throws(CoreError) in
+            try core.clearDeliveredNotifications(id, identifiers: identifiers, at: now)
         }
         apply(actions)
         return removed

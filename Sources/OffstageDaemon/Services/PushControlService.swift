@@ -20,9 +20,7 @@ struct PushControlService: VarlinkInterface {
                 let parameters = try request.decodeParameters(PushControlInterface.StatusParameters.self)
                 let id = try parameters.app.map { text throws(VarlinkError) in try engine.installedApp(text, in: Self.interface) }
                 // Records are listed newest first, up to limit: 0 lists none (only budgets and counts).
-                let limit = try VarlinkError.checking { () throws(NumberOutOfRange) in
-                    try CheckedNumber.integer(parameters.limit ?? 100, field: "limit", in: 0 ... 10_000)
-                }
+                let limit = try parameters.checkedLimit()
                 responder.reply(try engine.pushStatus(app: id, limit: limit))
             },
             "AddKey": { context, request, responder in
@@ -78,29 +76,19 @@ struct PushControlService: VarlinkInterface {
 
     /// The key as given, checked: ids of printable ASCII, a P-256 public key, app ids that are valid.
     static func checkedKey(_ parameters: PushControlInterface.AddKeyParameters, at now: Instant) throws(VarlinkError) -> OffstageStore.PushKeyRow {
-        func invalid(_ message: String, _ fix: String) -> VarlinkError {
-            CoreError(.invalidArgument, message, fix: fix).varlink(in: interface)
-        }
-        let idCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-        for (name, value) in [("key id", parameters.id), ("team id", parameters.teamId)]
-        where value.isEmpty || value.count > 64 || !value.allSatisfy(idCharacters.contains) {
-            throw invalid(
-                "\(name) \(QuotedText.quote(value)) is not 1 to 64 letters, digits, dots, dashes or underscores",
-                "give the \(name) as the app server's JWT carries it (Apple's are 10 characters, e.g. ABC123DEFG)")
+        do throws(CoreError) {
+            try parameters.checkNames()
+        } catch {
+            throw error.varlink(in: interface)
         }
         let publicKey: String
         do {
             publicKey = try ProviderKeyPair.canonicalPublicKeyPEM(parameters.publicKey)
         } catch {
-            throw invalid(
-                "the public key is not a P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)",
-                "give the public half of the ES256 key the server signs with (`openssl ec -in key.p8 -pubout`), or let `offstage push-keys add --generate` make a pair")
-        }
-        if let topics = parameters.topics {
-            if let bad = topics.first(where: { AppID.validated($0) == nil }) {
-                throw invalid("topic \(QuotedText.quote(bad)) is not an app id", "give app ids such as com.example.messenger")
-            }
-            if topics.isEmpty { throw invalid("the list of topics is empty", "give at least one app id, or none for all apps") }
+            throw CoreError(
+                .invalidArgument, "the public key is not a P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)",
+                fix: "give the public half of the ES256 key the server signs with (`openssl ec -in key.p8 -pubout`), or let `offstage push-keys add --generate` make a pair"
+            ).varlink(in: interface)
         }
         return OffstageStore.PushKeyRow(
             id: parameters.id, teamID: parameters.teamId, publicKeyPEM: publicKey, topics: parameters.topics, addedAt: now)

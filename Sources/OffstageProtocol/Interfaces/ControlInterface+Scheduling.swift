@@ -151,6 +151,50 @@ extension ControlInterface {
 
         /// The names `clear` accepts.
         public static let clearable = ["batteryLevel", "charging", "network", "idle", "memoryPressure", "thermalState"]
+
+        /// `overrides` with these parameters applied: the cleared ones first, then the ones set (the core checks
+        /// their ranges). All or nothing: the first name or value that is not one of its kind is refused.
+        /// - Throws: `InvalidParameter` naming `clear`, `network`, `memoryPressure` or `thermalState`.
+        public func overrides(applyingTo overrides: ConditionOverrides) throws(VarlinkError) -> ConditionOverrides {
+            var overrides = overrides
+            for name in clear ?? [] {
+                switch name {
+                case "batteryLevel": overrides.batteryLevel = nil
+                case "charging": overrides.charging = nil
+                case "network": overrides.network = nil
+                case "idle": overrides.idle = nil
+                case "memoryPressure": overrides.memoryPressure = nil
+                case "thermalState": overrides.thermalState = nil
+                default:
+                    let valid = Self.clearable.joined(separator: ", ")
+                    throw VarlinkError.invalidParameter("clear", description: "\(QuotedText.quote(name)) is not one of \(valid)")
+                }
+            }
+            if let level = batteryLevel { overrides.batteryLevel = level }
+            if let charging { overrides.charging = charging }
+            if let network {
+                guard let kind = NetworkKind(rawValue: network) else {
+                    throw VarlinkError.invalidParameter("network", description: "must be none, unmetered or metered")
+                }
+                overrides.network = kind
+            }
+            if let idle { overrides.idle = idle }
+            if let name = memoryPressure {
+                guard let level = MemoryPressure(rawValue: name) else {
+                    throw VarlinkError.invalidParameter(
+                        "memoryPressure", description: "must be \(MemoryPressure.names); got \(QuotedText.quote(name))")
+                }
+                overrides.memoryPressure = level
+            }
+            if let name = thermalState {
+                guard let state = ThermalState(rawValue: name) else {
+                    throw VarlinkError.invalidParameter(
+                        "thermalState", description: "must be \(ThermalState.names); got \(QuotedText.quote(name))")
+                }
+                overrides.thermalState = state
+            }
+            return overrides
+        }
     }
 
     /// A hold on the wire.

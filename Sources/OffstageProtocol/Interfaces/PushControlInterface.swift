@@ -1,3 +1,5 @@
+import OffstageCore
+
 /// `io.offstage.PushControl`: what the user (the CLI) may do with the push gateway (SPEC NT-3..5): its provider keys,
 /// the apps' tokens, and what became of pushes.
 public enum PushControlInterface {
@@ -180,6 +182,14 @@ public enum PushControlInterface {
             self.app = app
             self.limit = limit
         }
+
+        /// How many records to list, newest first: 100 unless given, 0 (only budgets and counts) to 10,000.
+        /// - Throws: `InvalidParameter` naming `limit`.
+        public func checkedLimit() throws(VarlinkError) -> Int {
+            try VarlinkError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.integer(limit ?? 100, field: "limit", in: 0 ... 10_000)
+            }
+        }
     }
 
     /// `Status` reply.
@@ -214,6 +224,29 @@ public enum PushControlInterface {
             self.teamId = teamId
             self.publicKey = publicKey
             self.topics = topics
+        }
+
+        /// Checks what names the key: its id and team id are 1 to 64 printable ASCII letters, digits, dots, dashes or
+        /// underscores (as the app server's JWT carries them), its topics (if given) a non-empty list of app ids. The
+        /// public key itself is the gateway's to read.
+        /// - Throws: `InvalidArgument` naming the field.
+        public func checkNames() throws(CoreError) {
+            let idCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+            for (name, value) in [("key id", id), ("team id", teamId)]
+            where value.isEmpty || value.count > 64 || !value.allSatisfy(idCharacters.contains) {
+                throw CoreError(
+                    .invalidArgument, "\(name) \(QuotedText.quote(value)) is not 1 to 64 letters, digits, dots, dashes or underscores",
+                    fix: "give the \(name) as the app server's JWT carries it (Apple's are 10 characters, e.g. ABC123DEFG)")
+            }
+            if let topics {
+                if let bad = topics.first(where: { AppID.validated($0) == nil }) {
+                    throw CoreError(
+                        .invalidArgument, "topic \(QuotedText.quote(bad)) is not an app id", fix: "give app ids such as com.example.messenger")
+                }
+                if topics.isEmpty {
+                    throw CoreError(.invalidArgument, "the list of topics is empty", fix: "give at least one app id, or none for all apps")
+                }
+            }
         }
     }
 
