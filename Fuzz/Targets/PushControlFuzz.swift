@@ -1,0 +1,14 @@
+/// libFuzzer's entry point for the `push-control` target. Each input is one Varlink message, as the CLI's `io.offstage.PushControl`
+/// call would be: decoded and taken through the wire types into a real `OffstageCore`, the way `PushControlService` takes it.
+///
+/// The properties live in `Tests/OffstageProtocolTests/Fuzz/PushControlFuzzChecks.swift` (and `InterfaceFuzzSupport.swift`),
+/// shared with the regression tests; a broken one stops the run with its description, so libFuzzer keeps the input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    do {
+        try PushControlFuzzChecks.check(Array(UnsafeBufferPointer(start: data, count: size)))
+    } catch {
+        fatalError("push-control: \(error)")
+    }
+    return 0
+}
