@@ -58,10 +58,3 @@ extension DaemonEngine {
         }
     }
 }
-
-extension CoreError {
-    /// The Varlink error for this core error, in `interface`.
-    func varlink(in interface: String) -> VarlinkError {
-        VarlinkError("\(interface).\(code.rawValue)", parameters: ["message": .string(message), "fix": .string(fix)])
-    }
-}

@@ -33,8 +33,7 @@ final class HandedOffChannels: Sendable {
         self.watcher = watcher
         server = SocketHandOffServer(socketPath: path, settings: settings) { peer, fd, method, parameters in
             guard let fd else {
-                return .failure(
-                    Self.refusal("InvalidArgument", "no descriptor came with the call", "attach it (SCM_RIGHTS)"))
+                return .failure(Self.invalid("no descriptor came with the call", fix: "attach it (SCM_RIGHTS)"))
             }
             // The core decides on the daemon's loop; this thread waits for the answer (the server serves one call at
             // a time), so the descriptor is the loop's only once the core accepted it.
@@ -46,7 +45,7 @@ final class HandedOffChannels: Sendable {
                     do {
                         socket = try HandedOffSocketCheck.check(fd)
                     } catch {
-                        throw Self.refusal("InvalidArgument", "\(error)", "hand off the connected socket to your signalling server")
+                        throw Self.invalid("\(error)", fix: "hand off the connected socket to your signalling server")
                     }
                     decide = { engine.socketHandedOff(socket, by: peer.pid) }
                 case .accessorySession(let name):
@@ -54,7 +53,7 @@ final class HandedOffChannels: Sendable {
                     do throws(AccessorySessionError) {
                         kind = try AccessorySessionCheck.check(fd)
                     } catch {
-                        throw Self.refusal("InvalidArgument", error.description, AccessorySessionCheck.fix)
+                        throw Self.invalid(error.description, fix: AccessorySessionCheck.fix)
                     }
                     decide = { engine.accessorySessionHandedOff(fd, name: name, kind: kind, by: peer.pid) }
                 }
@@ -130,8 +129,9 @@ final class HandedOffChannels: Sendable {
         watcher.remove(token)
     }
 
-    static func refusal(_ name: String, _ message: String, _ fix: String) -> VarlinkError {
-        ModesInterface.refusal(name, message, fix: fix)
+    /// The hand-off's refusal: `io.offstage.Modes.InvalidArgument` with `message` and `fix`.
+    static func invalid(_ message: String, fix: String) -> VarlinkError {
+        CoreError(.invalidArgument, message, fix: fix).varlink(in: ModesInterface.name)
     }
 }
 

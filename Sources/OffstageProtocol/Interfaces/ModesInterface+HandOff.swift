@@ -1,3 +1,5 @@
+import OffstageCore
+
 /// The calls the hand-off socket serves (SPEC MODE-2, MODE-4): each comes with one descriptor attached.
 extension ModesInterface {
     /// One call on the hand-off socket, read from its method and parameters before its descriptor is looked at.
@@ -16,18 +18,14 @@ extension ModesInterface {
                 self = .socket
             case Method.handOffAccessorySession:
                 guard let name = parameters["name"]?.stringValue else {
-                    throw ModesInterface.refusal(
-                        "InvalidArgument", "the call names no accessory", fix: "pass the registered accessory's name as 'name'")
+                    throw CoreError(
+                        .invalidArgument, "the call names no accessory", fix: "pass the registered accessory's name as 'name'"
+                    ).varlink(in: ModesInterface.name)
                 }
                 self = .accessorySession(name: name)
             default:
                 throw .methodNotFound(method)
             }
         }
-    }
-
-    /// The error `name` of this interface, with its message and fix.
-    public static func refusal(_ name: String, _ message: String, fix: String) -> VarlinkError {
-        VarlinkError("\(Self.name).\(name)", parameters: ["message": .string(message), "fix": .string(fix)])
     }
 }

@@ -12,28 +12,14 @@ import OffstageCore
 ///
 /// Compiled twice, like `NotificationFuzzChecks.swift`: into this test target
 /// (`ContinuedProcessingFuzzRegressionTests`) and by `scripts/fuzz` next to
-/// `Fuzz/Targets/ContinuedProcessingFuzz.swift`. It imports only Foundation and the modules under test.
+/// `Fuzz/Targets/ContinuedProcessingFuzz.swift` (with `InterfaceFuzzSupport.swift`, whose `Violation` and `Outcome` it
+/// shares). It imports only Foundation and the modules under test.
 enum ContinuedProcessingFuzzChecks {
-    /// A property that did not hold, in words.
-    struct Violation: Error, CustomStringConvertible {
-        var description: String
-
-        init(_ description: String) { self.description = description }
-    }
-
-    /// How far an input went, in the core where it went furthest.
-    enum Outcome: Int, Comparable {
-        /// Not a call the codec reads, or not one of the two methods.
-        case notACall
-        /// Its parameters are not the method's, or a field of the request is not acceptable: InvalidParameter naming it.
-        case refusedParameters
-        /// The core refused it with a clear error, changing nothing.
-        case refused
-        /// Accepted: queued or running within the slots, with the title and progress as given.
-        case accepted
-
-        static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-    }
+    /// A property that did not hold, and how far an input went, in the core where it went furthest (as the interface
+    /// targets count them: not a call, or not one of the two methods; InvalidParameter naming a field; refused with a
+    /// clear error changing nothing; accepted).
+    typealias Violation = InterfaceFuzz.Violation
+    typealias Outcome = InterfaceFuzz.Outcome
 
     static let app: AppID = "com.example.fuzz"
     static let other: AppID = "com.example.other"
