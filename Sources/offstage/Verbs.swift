@@ -270,10 +270,11 @@ struct Status: DaemonCommand {
             reply,
             text: """
                 offstaged \(reply.version), pid \(reply.pid)
-                freezer:      \(reply.freezer) (\(reply.freezerReason))
-                socket:       \(reply.socket)
-                state folder: \(reply.stateDirectory)
-                apps:         \(reply.apps) installed; in front: \(reply.foregroundApp ?? "none")\
+                freezer:       \(reply.freezer) (\(reply.freezerReason))
+                data controls: \(reply.dataControls) (\(reply.dataControlsDetail))
+                socket:        \(reply.socket)
+                state folder:  \(reply.stateDirectory)
+                apps:          \(reply.apps) installed; in front: \(reply.foregroundApp ?? "none")\
                 \(reply.locked ? "; locked" : "")\(reply.interruption ? "; interruption in progress" : "")
                 """)
     }

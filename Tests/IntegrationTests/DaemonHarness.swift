@@ -96,6 +96,7 @@ final class DaemonHarness: @unchecked Sendable {
         let ours = Set(listed + started + Array(seen.withLock { $0 }) + Self.processes(runningFrom: root.path) + members)
         for pid in ours where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         Self.removeCgroups(groups)
+        Self.removeNetworkTable(instance: OffstageDaemonService.instanceName(for: stateDirectory))
         try? FileManager.default.removeItem(at: root)
     }
 
@@ -222,6 +223,28 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     // MARK: Bundles
+
+    /// Deletes the daemon instance's nftables table, which a daemon killed with -9 leaves in force (decision 0051); a
+    /// stopped one has already removed it.
+    static func removeNetworkTable(instance: String) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft") else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nft")
+        process.arguments = ["delete", "table", "inet", "offstage_" + instance]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return }
+        process.waitUntilExit()
+    }
+
+    /// The names of the `inet` tables in the kernel (none where nft is missing).
+    static func networkTables() throws -> [String] {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft") else { return [] }
+        let result = try PushClientInteropTests.run("/usr/sbin/nft", ["list", "tables", "inet"])
+        return result.output.split(separator: "\n").compactMap { line in
+            line.hasPrefix("table inet ") ? String(line.dropFirst("table inet ".count)) : nil
+        }
+    }
 
     /// The examples' sources, where the resources some of them bundle live (the player's playlist).
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -92,7 +92,7 @@ struct RestartTests {
         var settings = DaemonHarness.fastTimings
         settings["freezer"] = "signalStop"
         try withDaemon(settings: settings) { daemon in
-            #expect(try daemon.ok("status").contains("freezer:      signalStop"))
+            #expect(try daemon.ok("status").contains("freezer:       signalStop"))
             try daemon.install("FiniteTask", id: Self.finite, ["OffstageLinux": ["Arguments": ["--work", "0.5"]]])
             try daemon.ok("open", Self.finite)
             try daemon.waitFor(Self.finite, "active")

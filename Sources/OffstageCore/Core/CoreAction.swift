@@ -44,6 +44,9 @@ public enum CoreAction: Hashable, Sendable {
     /// Store a record of the history of scheduled work: a stretch of waiting, or a run (SPEC SCH-8). Records come
     /// open (no end) and again when they close; the shell keeps the latest of each. Indirect, as a transfer action.
     indirect case recordHistory(HistoryRecord)
+    /// Block or allow the traffic of the apps listed, as the user's data controls say (SPEC SET-2). One action per
+    /// input, with every app whose restriction changed; the shell applies it as one batch, off the transition's path.
+    case network(NetworkRulesChange)
 }
 
 /// How to launch an app.

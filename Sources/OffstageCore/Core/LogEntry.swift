@@ -15,6 +15,8 @@ public struct LogEntry: Hashable, Sendable, Codable {
         case push
         /// A background transfer created, started, retried, finished, or its app woken for it (SPEC §5).
         case transfer
+        /// The user's data controls blocked or allowed an app's traffic (SPEC SET-2).
+        case network
     }
 
     /// When it happened.

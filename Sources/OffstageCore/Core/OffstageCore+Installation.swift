@@ -92,6 +92,8 @@ extension OffstageCore {
     /// Forgets an app whose process is gone: its modes, its notifications, its files (SPEC MAN-3).
     mutating func forgetUninstalled(_ id: AppID, _ entry: AppEntry, _ message: String, _ now: Instant) {
         apps[id] = nil
+        // Its restriction is lifted with it.
+        networkStale.insert(id)
         perform(modes.forget(id), now)
         perform(notifications.forget(id))
         perform(pushes.forget(id, reason: "'\(id)' was uninstalled"), now)

@@ -59,6 +59,12 @@ public struct OffstageCore: Sendable {
     var transferRelaunchAt: Instant?
     /// Since when, and why, each pending request has waited: the open end of the history (SPEC SCH-8).
     public internal(set) var history = TaskHistory()
+    /// Whose traffic the user's data controls block, as last handed to the shell (SPEC SET-2).
+    public internal(set) var network = NetworkRules()
+    /// What the restrictions were last decided with; nil before the first decision.
+    var networkInputs: NetworkInputs?
+    /// Apps whose restriction is decided again at the end of the current input.
+    var networkStale: Set<AppID> = []
 
     /// Creates a core.
     /// - Parameters:
@@ -135,6 +141,7 @@ public struct OffstageCore: Sendable {
         modes.accessories.restore(app.id, durable.accessories, declared: app.manifest.backgroundModes)
         apps[app.id]?.durable.accessories = modes.accessories.registrations(of: app.id)
         scheduleAgain(app.id)
+        networkStale.insert(app.id)
     }
 
     // MARK: Helpers shared by the extensions
@@ -150,8 +157,10 @@ public struct OffstageCore: Sendable {
     mutating func scheduleAgain(_ id: AppID) {
         schedulerDirty = true
         schedulingStale.insert(id)
-        // Its process may have changed too (it exited, or a run started): its deadlines are read again.
+        // Its process may have changed too (it exited, or a run started): its deadlines are read again, and whether
+        // its traffic is restricted.
         deadlinesStale.insert(id)
+        networkStale.insert(id)
     }
 
     mutating func log(
@@ -176,6 +185,7 @@ public struct OffstageCore: Sendable {
                     // Whatever touched the app may have changed what its requests wait for, and its deadlines.
                     schedulingStale.insert(id)
                     deadlinesStale.insert(id)
+                    networkStale.insert(id)
                 }
             }
             // Transfers may launch or resume apps: those are settled in the next round.
@@ -189,6 +199,7 @@ public struct OffstageCore: Sendable {
         deadlinesStale.formUnion(touched)
         for id in deadlinesStale { refreshProcessDeadline(id) }
         deadlinesStale.removeAll(keepingCapacity: true)
+        decideNetwork(now)
         flushHistory()
         // The caller takes the buffer. Emptied keeping its capacity, the outbox would get a new one as large: after a
         // burst of 64,000 notifications firing, tens of megabytes held for nothing.

@@ -83,6 +83,8 @@ extension DaemonEngine {
             pendingHistory.append(record)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
+        case .network(let change):
+            network.restrict(change)
         }
     }
 
@@ -158,6 +160,8 @@ extension DaemonEngine {
             try? FileManager.default.removeItem(atPath: data)
             try? FileManager.default.removeItem(atPath: output)
         }
+        // Its rules go while the cgroup they name still exists.
+        network.unregister(id)
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
         // `offstage uninstall` returns once the app is gone; the reply waits for the delete above to be written.
         for responder in uninstallWaiters.removeValue(forKey: id) ?? [] { responder.reply() }

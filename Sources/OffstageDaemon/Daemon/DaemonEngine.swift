@@ -46,6 +46,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var restoredPushes: (actions: [CoreAction], pending: [RemotePush]) = ([], [])
     /// Runs background transfers' attempts (SPEC §5); nil until the service starts it.
     var transfers: TransferRunner?
+    /// The user's data controls in the kernel (SPEC SET-2): nftables rules on the apps' sockets, or advisory.
+    let network: NetworkFilter
     /// Watches the machine's power, network, memory pressure and thermal state (SPEC SET-1, SCH-11); nil until the
     /// service starts it, or where the kernel's event sockets cannot be opened.
     var machineWatcher: MachineConditionsWatcher?
@@ -112,8 +114,11 @@ public final class DaemonEngine: @unchecked Sendable {
     init(
         configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
         control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger,
-        metrics: DaemonMetrics, notifications: NotificationsReading? = nil
+        metrics: DaemonMetrics, notifications: NotificationsReading? = nil, network: NetworkFilter? = nil
     ) throws {
+        self.network = network ?? NetworkFilter(
+            advisory: "the daemon was started without a network filter", fix: "start it as offstaged does", logger: logger,
+            metrics: metrics)
         self.metrics = metrics
         self.threadPool = threadPool
         self.configuration = configuration
@@ -242,6 +247,9 @@ public final class DaemonEngine: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         // Not applying, the queue is empty: it takes the caller's buffer rather than a copy (a burst of notifications
         // firing after downtime is hundreds of thousands of actions).
+        // An app the input brings to the front has its network before it is thawed and told so (SPEC SET-2): the
+        // lifts of the input's rules go first; its new restrictions are applied later, off the loop.
+        for case .network(let change) in actions { network.liftNow(change) }
         if actionQueue.isEmpty {
             actionQueue = actions
         } else {
@@ -305,6 +313,8 @@ public final class DaemonEngine: @unchecked Sendable {
         if let group = groups[id] { return group }
         let group = try control.makeGroup(forApp: id.rawValue)
         groups[id] = group
+        // Its rules exist before any of its processes runs (SPEC SET-2).
+        network.register(id, group, restriction: core.network.restricted[id])
         return group
     }
 

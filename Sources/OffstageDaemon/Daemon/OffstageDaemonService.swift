@@ -49,6 +49,7 @@ public struct OffstageDaemonService: Service {
         let engine: DaemonEngine
         let store: OffstageStore
         let control: any ProcessControl
+        var network: NetworkFilter?
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         do {
             store = try OffstageStore(
@@ -59,15 +60,20 @@ public struct OffstageDaemonService: Service {
             let freezerReason: String
             (control, freezerReason) = try Self.processControl(configuration, logger: logger)
             logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
+            network = NetworkFilter.start(
+                instanceName: Self.instanceName(for: configuration.stateDirectory), control: control, logger: logger,
+                metrics: metrics)
             threadPool.start()
-            engine = try await loop.submit { [control, store] in
+            engine = try await loop.submit { [control, store, network] in
                 try DaemonEngine(
                     configuration: configuration, eventLoop: loop, store: store, control: control,
                     freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics,
-                    notifications: notifications)
+                    notifications: notifications, network: network)
             }.get()
         } catch {
-            // The socket goes with the daemon that could not start: clients waiting on it see it close.
+            // The socket goes with the daemon that could not start: clients waiting on it see it close; its table
+            // goes from the kernel.
+            network?.stop()
             try? await server.close()
             throw error
         }
@@ -94,8 +100,9 @@ public struct OffstageDaemonService: Service {
         } catch {
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
             control.removeAll()
+            engine.network.stop()
             throw error
         }
         do {
@@ -106,8 +113,9 @@ public struct OffstageDaemonService: Service {
             handOffs.stop()
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
             control.removeAll()
+            engine.network.stop()
             throw error
         }
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
@@ -132,8 +140,9 @@ public struct OffstageDaemonService: Service {
             accessoryPaths.stop()
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays).
+            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
             control.removeAll()
+            engine.network.stop()
             throw error
         }
         // Background transfers' attempts run on threads of their own; their reports come back to the loop.
@@ -203,6 +212,8 @@ public struct OffstageDaemonService: Service {
         clock?.stop()
         watcher.shutdown()
         control.removeAll()
+        // Nothing of the daemon is left in the kernel (SPEC SET-2).
+        engine.network.stop()
         // The log writer's last entries (the apps' exits) are on the disk before its thread stops.
         _ = try? await loop.flatSubmit { engine.readLog(app: nil, limit: 0) }.get()
         try? await threadPool.shutdownGracefully()

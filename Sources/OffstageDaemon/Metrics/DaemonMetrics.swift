@@ -48,6 +48,8 @@ public final class DaemonMetrics: Sendable {
     let storeWriteSeconds: [CoreMetrics.Timer]
     /// Calls whose method no interface declares (or that could not be read): one series, not one per name sent.
     let unroutedCalls: IPCMethodMetrics
+    let networkRuleSeconds: CoreMetrics.Timer
+    let networkRuleFailures: Counter
 
     /// Metric names, as they appear in the exposition.
     public enum Name {
@@ -81,6 +83,11 @@ public final class DaemonMetrics: Sendable {
         public static let ipcCalls = "offstage_ipc_calls_total"
         /// Counter, labels `interface`, `method`, `error`: Varlink calls answered with an error.
         public static let ipcErrors = "offstage_ipc_errors_total"
+        /// Histogram, seconds: from the core's decision to block or allow apps' traffic (a setting changed, an app
+        /// left the foreground) to the kernel's rules in force (SPEC SET-2).
+        public static let networkRuleSeconds = "offstage_network_rule_seconds"
+        /// Counter: batches of network rules the kernel refused.
+        public static let networkRuleFailures = "offstage_network_rule_failures_total"
     }
 
     /// Metrics in a fresh Prometheus registry of their own, with buckets suited to each histogram.
@@ -136,6 +143,8 @@ public final class DaemonMetrics: Sendable {
         terminations = TerminationSignal.allCases.map { counter(Name.terminations, [("signal", $0.rawValue)]) }
         storeWriteSeconds = StoreWrite.allCases.map { timer(Name.storeWriteSeconds, [("write", $0.rawValue)]) }
         unroutedCalls = IPCMethodMetrics(interface: "unknown", method: "unknown", factory: factory)
+        networkRuleSeconds = timer(Name.networkRuleSeconds)
+        networkRuleFailures = counter(Name.networkRuleFailures)
     }
 
     /// Histogram buckets by metric, in the ranges each one's samples fall in.
@@ -154,6 +163,11 @@ public final class DaemonMetrics: Sendable {
         Name.callbackSeconds: [
             .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
             .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5), .seconds(20),
+        ],
+        // One libnftables transaction takes a fraction of a millisecond; it waits behind the one before it.
+        Name.networkRuleSeconds: [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+            .milliseconds(5), .milliseconds(10), .milliseconds(50), .milliseconds(100), .seconds(1),
         ],
         Name.storeWriteSeconds: [
             .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),

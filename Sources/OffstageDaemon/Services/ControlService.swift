@@ -282,9 +282,10 @@ extension DaemonEngine {
     }
 
     func statusReply() -> ControlInterface.StatusReply {
-        ControlInterface.StatusReply(
+        let dataControls = network.status
+        return ControlInterface.StatusReply(
             version: offstageVersion, pid: getpid(), freezer: control.kind.rawValue, freezerReason: freezerReason,
-            stateDirectory: paths.root, socket: configuration.socketPath,
+            dataControls: dataControls.state, dataControlsDetail: dataControls.detail, stateDirectory: paths.root, socket: configuration.socketPath,
             foregroundApp: core.device.foregroundApp?.rawValue, locked: core.device.locked,
             interruption: core.device.interruption != nil, apps: core.apps.count)
     }

@@ -111,6 +111,8 @@ public enum ControlInterface {
           pid: int,
           freezer: string,
           freezerReason: string,
+          dataControls: string,
+          dataControlsDetail: string,
           stateDirectory: string,
           socket: string,
           foregroundApp: ?string,
@@ -533,6 +535,11 @@ public enum ControlInterface {
         public var pid: Int32
         public var freezer: String
         public var freezerReason: String
+        /// Whether the kernel enforces the user's data controls (SPEC SET-2): `enforced`, `advisory` (it cannot
+        /// here; the detail says why and what to install) or `failing` (the kernel refused the last change).
+        public var dataControls: String
+        /// The nftables table, or why the controls are advisory and the fix.
+        public var dataControlsDetail: String
         public var stateDirectory: String
         public var socket: String
         public var foregroundApp: String?
@@ -540,13 +547,16 @@ public enum ControlInterface {
         public var interruption: Bool
         public var apps: Int
         public init(
-            version: String, pid: Int32, freezer: String, freezerReason: String, stateDirectory: String, socket: String,
-            foregroundApp: String?, locked: Bool, interruption: Bool, apps: Int
+            version: String, pid: Int32, freezer: String, freezerReason: String, dataControls: String,
+            dataControlsDetail: String, stateDirectory: String, socket: String, foregroundApp: String?, locked: Bool,
+            interruption: Bool, apps: Int
         ) {
             self.version = version
             self.pid = pid
             self.freezer = freezer
             self.freezerReason = freezerReason
+            self.dataControls = dataControls
+            self.dataControlsDetail = dataControlsDetail
             self.stateDirectory = stateDirectory
             self.socket = socket
             self.foregroundApp = foregroundApp

@@ -82,6 +82,8 @@ extension Simulation {
                 break  // no desktop: the simulation's user reads tasks and apps, as `offstage` does
             case .recordHistory(let record):
                 historyArchive.apply(record)
+            case .network(let change):
+                for (id, restriction) in change.restrictions { networkRestrictions[id] = restriction }
             case .watchSocket(let id, let token, let armed):
                 sockets[token] = SimulatedSocket(app: id, armed: armed)
             case .closeSocket(_, let token):

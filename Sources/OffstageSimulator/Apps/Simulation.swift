@@ -63,6 +63,8 @@ public struct Simulation: Sendable {
     public internal(set) var transferRelaunchJournal: [AppID: TransferRelaunches] = [:]
     /// The history of scheduled work, as the daemon's store keeps it (SPEC SCH-8).
     public internal(set) var historyArchive = HistoryArchive()
+    /// The apps whose traffic the simulated device blocks, and why, as the core's network actions said (SPEC SET-2).
+    public internal(set) var networkRestrictions: [AppID: NetworkRestriction] = [:]
 
     /// Creates a simulation.
     /// - Parameters:

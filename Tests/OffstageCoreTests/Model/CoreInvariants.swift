@@ -93,6 +93,10 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// pressure), end least progress first under pressure, expire when silent for the progress timeout, and leave the
     /// queue in submission order.
     case continuedSlots
+    /// SET-2: the rules the shell holds, built from the network actions alone, block exactly the installed apps the
+    /// user's settings restrict now (background activity off; on a metered network background data off, or Data Saver
+    /// without unrestricted data), never an app in front or one playing audio the user started.
+    case networkRulesCurrent
 
     var description: String {
         switch self {
@@ -123,6 +127,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .transfersWithinLimits: "TR-4/TR-5/SET-2 running transfers fit the limits and their conditions, as the engine runs them"
         case .transferEventsByTheRules: "TR-2/TR-3 finished transfers reach their app once; launches for them are spaced"
         case .continuedSlots: "SCH-11 continued tasks within the slots, least progress ended first, in submission order"
+        case .networkRulesCurrent: "SET-2 the shell blocks exactly the traffic the settings restrict now"
         }
     }
 }
@@ -186,6 +191,10 @@ struct ModelObservation {
     var pushLimits = PushBudget.Limits(perHour: 3, burst: 3)
     /// What the daemon's store would hold of the pushes, and the runs and wakes the shell saw.
     var pushStore = ModelPushes()
+    /// The apps whose traffic the shell blocks, from the network actions so far, and why.
+    var networkRules: [AppID: NetworkRestriction] = [:]
+    /// The apps playing audio the user started.
+    var userAudio: Set<AppID> = []
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -367,6 +376,39 @@ enum CoreInvariants {
             }
         }
         found += checkPushes(seen)
+        found += checkNetworkRules(seen)
+        return found
+    }
+
+    /// SET-2, derived here from the settings and the state, not from the core's own rule.
+    static func checkNetworkRules(_ seen: ModelObservation) -> [(Invariant, String)] {
+        var found: [(Invariant, String)] = []
+        let network = seen.device.overrides.network ?? seen.device.machine.network ?? .unmetered
+        for id in Set(seen.apps.keys).union(seen.networkRules.keys).sorted() {
+            let have = seen.networkRules[id]
+            guard let entry = seen.apps[id] else {
+                if let have {
+                    found.append((.networkRulesCurrent, "\(id) is not installed, yet its traffic is blocked (\(have.rawValue))"))
+                }
+                continue
+            }
+            let settings = entry.app.settings
+            let exempt = entry.process?.phase.isForeground == true || seen.userAudio.contains(id)
+            let want: NetworkRestriction? =
+                if exempt { nil }
+                else if !settings.backgroundActivity { .backgroundActivityOff }
+                else if network != .metered { nil }
+                else if !settings.backgroundData { .backgroundDataOff }
+                else if seen.device.settings.dataSaver && !settings.unrestrictedData { .dataSaver }
+                else { nil }
+            if have != want {
+                let state = entry.process.map { $0.phase.rawValue } ?? "not running"
+                found.append((
+                    .networkRulesCurrent,
+                    "\(id) (\(state), \(network) network) should be \(want?.rawValue ?? "allowed") but the shell has it "
+                        + (have?.rawValue ?? "allowed")))
+            }
+        }
         return found
     }
 
@@ -515,7 +557,7 @@ enum CoreInvariants {
             for problem in store.apply(notification, pushAlert: pushAlert) {
                 fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
             }
-        case .log, .saveApp, .saveDevice, .continuedProgress, .recordHistory:
+        case .log, .saveApp, .saveDevice, .continuedProgress, .recordHistory, .network:
             break
         }
         found += checkPush(action, seen)

@@ -302,4 +302,25 @@ struct CoreInvariantsTests {
         seen.now = due + .milliseconds(1)
         #expect(found(seen).contains(.notificationDeadline), "overdue and not fired")
     }
+
+    @Test("SET-2: an app in front blocked, a restricted app in the background allowed, a rule left for an uninstalled app")
+    func networkRulesCurrent() throws {
+        var seen = try good().observation(firedTimer: false)
+        seen.apps[app0]?.app.settings.backgroundActivity = false
+        #expect(found(seen).isEmpty, "app 0 is in front: it keeps its traffic")
+        seen.networkRules[app0] = .backgroundActivityOff
+        #expect(found(seen).contains(.networkRulesCurrent), "an app in front is never blocked")
+        seen = try good().observation(firedTimer: false)
+        seen.apps[app1]?.app.settings.backgroundData = false
+        #expect(found(seen).isEmpty, "not metered: background data off restricts nothing")
+        seen.device.overrides.network = .metered
+        #expect(found(seen).contains(.networkRulesCurrent), "metered with background data off: app 1 must be blocked")
+        seen.networkRules[app1] = .backgroundDataOff
+        #expect(found(seen).isEmpty)
+        seen.networkRules[app1] = .dataSaver
+        #expect(found(seen).contains(.networkRulesCurrent), "blocked, but for the wrong reason")
+        seen = try good().observation(firedTimer: false)
+        seen.networkRules[ModelWorld.app(3)] = .dataSaver
+        #expect(found(seen).contains(.networkRulesCurrent), "a rule for an app not installed")
+    }
 }

@@ -115,6 +115,8 @@ struct ModelShell {
     var pushes = ModelPushes()
     /// What the daemon's transfer journal and engine would hold, and what the apps were handed (SPEC TR-1..6).
     var transfersModel = ModelTransfers()
+    /// The apps whose traffic the shell blocks, built from the network actions alone (SPEC SET-2).
+    var networkRules: [AppID: NetworkRestriction] = [:]
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -449,6 +451,8 @@ struct ModelShell {
                 // What it breaks, the check of the action above has recorded.
                 _ = notificationStore.apply(action, pushAlert: pushAlert)
                 if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
+            case .network(let change):
+                for (id, restriction) in change.restrictions { networkRules[id] = restriction }
             case .log, .saveApp, .saveDevice, .recordHistory:
                 break
             }
@@ -465,7 +469,10 @@ struct ModelShell {
             staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches,
             notifications: core.notifications, notificationStore: notificationStore,
             firedNotifications: firedNotifications, pushInbox: core.pushes, pushLimits: core.pushLimits,
-            pushStore: pushes)
+            pushStore: pushes, networkRules: networkRules,
+            userAudio: Set(core.apps.keys.filter { id in
+                core.modes.audio.session(of: id).map { $0.active && $0.playing && $0.startedByUser } ?? false
+            }))
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {
@@ -482,6 +489,8 @@ struct ModelShell {
         processes = [:]
         pendingLaunches = []
         idleSince = [:]
+        // The new daemon replaces its table: no rule is left from the old one.
+        networkRules = [:]
         core = fresh
     }
 
@@ -677,6 +686,11 @@ struct ModelShell {
         case .push(.hold): key = "push.hold"
         case .push(.finish(_, _, let outcome)): key = "push.\(outcome.name)"
         case .transfer(let action): key = "transfer.\(Self.transferKind(action))"
+        case .network(let change):
+            for restriction in change.restrictions.values {
+                coverage["network.\(restriction?.rawValue ?? "allowed")", default: 0] += 1
+            }
+            return
         }
         coverage[key, default: 0] += 1
     }
@@ -713,6 +727,9 @@ struct ModelShell {
         case .push(let action): "→ push \(action)"
         case .transfer(let action): "→ transfer \(action)"
         case .continuedProgress(let id, let run, let view): "→ progress of run \(run) of \(id): \(view?.description ?? "over")"
+        case .network(let change):
+            "→ network " + change.restrictions.keys.sorted().map { "\($0) \(change.restrictions[$0]!?.rawValue ?? "allowed")" }
+                .joined(separator: ", ")
         }
     }
 }

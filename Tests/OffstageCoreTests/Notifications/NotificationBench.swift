@@ -293,8 +293,9 @@ struct NotificationBench {
                 frozen.remove(pid)
             case .terminate(let id, let pid), .kill(let id, let pid):
                 exitQueue.append((id, pid, .signaled(15)))
-            case .push, .transfer, .continuedProgress, .recordHistory:
+            case .push, .transfer, .continuedProgress, .recordHistory, .network:
                 break  // the bench sends no pushes, makes no transfers, starts no continued processing, reads no history
+                // and uses no network
             case .notification(let notification):
                 // Persist first, then act: a crash between the two finds the record and shows it again on restart.
                 if case .show(let record) = notification, store.delivered[record.key]?.route != .user {
