@@ -9,9 +9,10 @@ import Synchronization
 /// A new restriction (an app left the foreground, a setting changed) is handed over in one call that only records it
 /// and wakes the filter's own thread, which applies everything waiting as one transaction: leaving the foreground
 /// never waits for the kernel. Lifting one is done at once (``liftNow(_:)``), before the app is thawed and told it is
-/// active, so an app in front always has its network; it costs a transaction only for an app that was restricted. Adding an app (when its cgroup is made, before its first process starts)
-/// and removing it (at uninstall, before its cgroup goes) are done at once, so no process of the app runs before its
-/// rules exist, and no rule outlives the cgroup it names.
+/// active, so an app in front always has its network; it costs a transaction only for an app that was restricted.
+/// Adding an app (when its cgroup is made, before its first process starts) and removing it (at uninstall, before its
+/// cgroup goes) are done at once, so no process of the app runs before its rules exist, and no rule outlives the
+/// cgroup it names.
 ///
 /// Where the rules cannot be had (no libnftables, no right to change the firewall, apps not in cgroup2 groups) the
 /// filter says why and what to install, and does nothing: the settings still hold the scheduler and the transfers
