@@ -126,6 +126,11 @@ try write("control-explain", "io.offstage.Control", [
     ("bad-parameters-since-text", "ExplainHistory", #"{"app":"com.example.fuzz","since":"yesterday"}"#),
     ("bad-parameters-no-app", "Explain", "{}"),
     ("bad-parameters-run-no-identifier", "RunTask", #"{"app":"com.example.fuzz"}"#),
+    ("usage", "Usage", "{}"),
+    ("usage-app-since", "Usage", #"{"app":"com.example.fuzz","since":1799990000.5}"#),
+    ("refused-usage-future", "Usage", #"{"since":1900000000}"#),
+    ("refused-usage-not-installed", "Usage", #"{"app":"com.example.nope"}"#),
+    ("bad-parameters-usage-since-text", "Usage", #"{"since":"last week"}"#),
 ])
 
 // MARK: io.offstage.TransfersControl, as the CLI sends it (the app's download is task 5, the other app's task 6).

@@ -1,4 +1,6 @@
+import ArgumentParser
 import Foundation
+import OffstageCore
 
 /// Where `offstage explain --history --since` starts: a duration back from now (`90s`, `30m`, `2h`, `1d12h`) or a
 /// date and time (`2025-01-31`, `2025-01-31T08:00`, `2025-01-31 08:00:00`, local time unless it ends in `Z` or an
@@ -11,6 +13,24 @@ enum HistorySince {
     static func parse(_ text: String, now: Date) -> Double? {
         if let seconds = duration(text) { return now.timeIntervalSince1970 - seconds }
         return date(text)?.timeIntervalSince1970
+    }
+
+    /// Seconds since the Unix epoch `text` names, checked as `option`'s value: a time in the past, after 1677.
+    static func validated(_ text: String, option: String) throws -> Double {
+        guard let start = parse(text, now: Date()) else {
+            let unsigned = text.hasPrefix("-") ? " (a duration counts back from now: give it without a sign)" : ""
+            throw ValidationError("\(option) must be \(accepted); got \(QuotedText.quote(text))\(unsigned)")
+        }
+        if start > Date().timeIntervalSince1970 {
+            throw ValidationError(
+                "\(option) \(QuotedText.quote(text)) is in the future; give a time before now, e.g. \(option) 2h")
+        }
+        if !CheckedNumber.instantSeconds.contains(start) {
+            throw ValidationError(
+                "\(option) \(QuotedText.quote(text)) reaches back before 1677, further than any history; "
+                    + "give a shorter duration or a later date, e.g. \(option) 7d")
+        }
+        return start
     }
 
     /// A sum of numbers each followed by d, h, m or s (`1d12h`, `90s`, `1.5h`); nil for anything else.

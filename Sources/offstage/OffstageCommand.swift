@@ -23,7 +23,7 @@ struct OffstageCommand: ParsableCommand {
             ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
             RunTask.self, ExpireTask.self, CancelTask.self, Fetch.self, Audio.self, VoIP.self, LocationCommand.self, AccessoryCommand.self,
             NotificationsCommand.self, PushSend.self, PushKeys.self, PushStatus.self, TransfersCommand.self,
-            SystemEventVerb.self, Metrics.self, MakeBundle.self,
+            SystemEventVerb.self, UsageCommand.self, Metrics.self, MakeBundle.self,
         ]
     )
 

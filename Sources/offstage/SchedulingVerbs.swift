@@ -156,19 +156,7 @@ struct Explain: DaemonCommand {
     func validate() throws {
         guard let since else { return }
         guard history else { throw ValidationError("--since needs --history; add --history to look back") }
-        guard let start = HistorySince.parse(since, now: Date()) else {
-            let unsigned = since.hasPrefix("-") ? " (a duration counts back from now: give it without a sign)" : ""
-            throw ValidationError("--since must be \(HistorySince.accepted); got \(QuotedText.quote(since))\(unsigned)")
-        }
-        if start > Date().timeIntervalSince1970 {
-            throw ValidationError(
-                "--since \(QuotedText.quote(since)) is in the future; give a time before now, e.g. --since 2h")
-        }
-        if !CheckedNumber.instantSeconds.contains(start) {
-            throw ValidationError(
-                "--since \(QuotedText.quote(since)) reaches back before 1677, further than any history; "
-                    + "give a shorter duration or a later date, e.g. --since 7d")
-        }
+        _ = try HistorySince.validated(since, option: "--since")
     }
 
     func run(with client: ControlClient) throws {

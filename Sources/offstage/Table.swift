@@ -6,14 +6,14 @@ import OffstageCore
 enum Table {
     static func apps(_ apps: [ControlInterface.App]) -> String {
         guard !apps.isEmpty else { return "no apps installed" }
-        var rows = [["ID", "STATE", "PID", "TASKS", "REMAINING", "MODES", "LAST EXIT"]]
+        var rows = [["ID", "STATE", "PID", "MEMORY", "TASKS", "REMAINING", "MODES", "LAST EXIT"]]
         for app in apps {
             let remaining = app.backgroundTimeRemaining.map { String(format: "%.1f s", $0) } ?? "-"
             var state = app.state
             if app.terminating != nil { state += " (terminating)" }
             if app.forceQuit { state += " (force-quit)" }
             rows.append([
-                app.id, state, app.pid.map(String.init) ?? "-", String(app.backgroundTasks), remaining,
+                app.id, state, app.pid.map(String.init) ?? "-", app.memoryBytes.map(bytes) ?? "-", String(app.backgroundTasks), remaining,
                 app.activeModes.isEmpty ? "-" : app.activeModes.joined(separator: ","), app.lastTermination ?? "-",
             ])
         }

@@ -121,6 +121,8 @@ final class CrashRun {
     var cycle = 0
     /// Every pid of an app the harness saw, to end them by pid at the end whatever happened.
     var seenPids: Set<Int32> = []
+    /// The usage rows last shown, by app, day and kind (SPEC SET-3).
+    var usageSeen: [String: ControlInterface.UsageRow] = [:]
 
     init(seed: UInt64) throws {
         random = SeededGenerator(seed: seed)
@@ -311,6 +313,7 @@ final class CrashRun {
                 violation("install \(app.id) failed: \(output.stderr)")
             }
         case .uninstall(let app):
+            forgetUsage(of: app.id)
             if succeeded {
                 acknowledged.acknowledgeUninstall(app.id)
             } else if unknown {

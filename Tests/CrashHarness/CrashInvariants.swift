@@ -69,6 +69,7 @@ extension CrashRun {
         try checkPushes(final: false)
         try checkTransfers(final: false)
         try checkContinued(final: false)
+        try checkUsage()
         let apps = try daemon.apps()
         let ids = apps.map(\.id)
         if Set(ids).count != ids.count { violation("an app is listed twice: \(ids)") }
@@ -160,6 +161,9 @@ struct CrashReport {
     var pushes = PushFigures()
     var transfers = TransferFigures()
     var continued = ContinuedFigures()
+    /// Usage rows compared across the last restart (SPEC SET-3).
+    var usageRows = 0
+    var usageChecks = 0
 
     var summary: String {
         let sorted = recoveries.sorted()
@@ -175,6 +179,7 @@ struct CrashReport {
             \(pushes.summary)
             \(transfers.summary)
             \(continued.summary)
+            usage: \(usageChecks) restarts compared, \(usageRows) rows at the last
             violations: \(violations.count)\(violations.isEmpty ? "" : "\n  " + violations.joined(separator: "\n  "))
             """
     }

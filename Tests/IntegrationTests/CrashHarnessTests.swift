@@ -10,7 +10,7 @@ import Testing
 /// the same program with more cycles and other seeds (see RELIABILITY.md).
 @Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, SCH-11, LC-8, NT-1, NT-2, NT-3..5, TR-1..6)", .serialized)
 struct CrashHarnessTests {
-    @Test("§11: fifty kill -9 under load lose no acknowledged change, notification, push or download, deliver none twice, leave nothing behind")
+    @Test("§11: fifty kill -9 under load lose no acknowledged change, notification, push, download or usage shown, deliver none twice, leave nothing behind")
     func shortSeededRun() throws {
         let harness = Process()
         harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
@@ -46,6 +46,9 @@ struct CrashHarnessTests {
         #expect(number(before: " exports submitted", in: text) > 0, "\(text)")
         #expect(number(before: " finished, ", in: text) > 0, "\(text)")
         #expect(number(before: " taken up again after a restart", in: text) > 0, "\(text)")
+        // Usage (SET-3): compared after every restart, and none of what was shown went down or away.
+        #expect(number(after: "usage: ", in: text) >= 50, "\(text)")
+        #expect(number(before: " rows at the last", in: text) > 0, "\(text)")
     }
 
     /// The number just before `label` in the harness's summary, or -1.

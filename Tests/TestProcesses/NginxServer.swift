@@ -47,6 +47,8 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
         public var status: Int
         /// The body bytes nginx sent (of the response; not counting the head).
         public var bodyBytesSent: Int64
+        /// Every byte nginx sent of the response, head included.
+        public var bytesSent: Int64 = 0
         /// The Range header received, or nil.
         public var range: String?
         /// The If-Range header received, or nil.
@@ -209,7 +211,7 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
             error_log \(folder)/error.log info;
             events { worker_connections 256; }
             http {
-                log_format transfer '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range"';
+                log_format transfer '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $bytes_sent';
                 access_log \(folder)/access.log transfer;
                 client_body_temp_path \(folder)/temp/body;
                 proxy_temp_path \(folder)/temp/proxy;
@@ -277,7 +279,7 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
         }
     }
 
-    /// `GET /a 206 5 "bytes=3-" "\"e\""` → a request.
+    /// `GET /a 206 5 "bytes=3-" "\"e\"" 250` → a request.
     static func parse(_ line: Substring) -> Request? {
         // method, path, status, bytes, then two quoted fields.
         let fields = line.split(separator: " ", maxSplits: 4)
@@ -290,9 +292,10 @@ public final class NginxServer: @unchecked Sendable {  // immutable after init
         func header(_ value: String) -> String? {
             value == "-" ? nil : value.replacingOccurrences(of: "\\x22", with: "\"").replacingOccurrences(of: "\\x5C", with: "\\")
         }
+        let whole = Int64(pieces.last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
         return Request(
-            method: String(fields[0]), path: String(fields[1]), status: status, bodyBytesSent: bytes, range: header(quoted[0]),
-            ifRange: header(quoted[1]))
+            method: String(fields[0]), path: String(fields[1]), status: status, bodyBytesSent: bytes, bytesSent: whole,
+            range: header(quoted[0]), ifRange: header(quoted[1]))
     }
 
     /// The error log so far (for a failing test's message).

@@ -47,6 +47,9 @@ public enum CoreAction: Hashable, Sendable {
     /// Block or allow the traffic of the apps listed, as the user's data controls say (SPEC SET-2). One action per
     /// input, with every app whose restriction changed; the shell applies it as one batch, off the transition's path.
     case network(NetworkRulesChange)
+    /// Read the counters of the apps whose usage context changed and count what they moved to the context that ended
+    /// (SPEC SET-3); add the bytes the daemon moved for apps' transfers. One action per input, off the transition's path.
+    case usage(UsageChange)
 }
 
 /// How to launch an app.

@@ -93,7 +93,7 @@ extension OffstageCore {
     mutating func forgetUninstalled(_ id: AppID, _ entry: AppEntry, _ message: String, _ now: Instant) {
         apps[id] = nil
         // Its restriction is lifted with it.
-        networkStale.insert(id)
+        perAppStale.insert(id)
         perform(modes.forget(id), now)
         perform(notifications.forget(id))
         perform(pushes.forget(id, reason: "'\(id)' was uninstalled"), now)

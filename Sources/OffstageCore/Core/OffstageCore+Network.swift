@@ -18,16 +18,23 @@ extension OffstageCore {
             dataSaver: dataSaver, network: network)
     }
 
-    /// Decides the restrictions of the apps the input touched, and emits what changed as one action.
-    mutating func decideNetwork(_ now: Instant) {
+    /// Decides what the input changed for each app it touched (or for every app, when Data Saver or the network kind
+    /// changed): its traffic restriction and its usage context, each emitted as one action.
+    mutating func decidePerApp(_ now: Instant) {
         let inputs = NetworkInputs(dataSaver: device.settings.dataSaver, network: conditions(at: now).network)
         if inputs != networkInputs {
             networkInputs = inputs
-            networkStale.formUnion(apps.keys)
+            perAppStale.formUnion(apps.keys)
         }
-        guard !networkStale.isEmpty else { return }
+        decideUsage(now, metered: inputs.network == .metered)
+        decideNetwork(inputs, now)
+    }
+
+    /// Decides the restrictions of the apps the input touched, and emits what changed as one action.
+    mutating func decideNetwork(_ inputs: NetworkInputs, _ now: Instant) {
+        guard !perAppStale.isEmpty else { return }
         var changes: [AppID: NetworkRestriction?] = [:]
-        for id in networkStale.sorted() {
+        for id in perAppStale.sorted() {
             let restriction = apps[id].flatMap { networkRestriction($0, dataSaver: inputs.dataSaver, network: inputs.network) }
             guard network.set(id, restriction) else { continue }
             changes[id] = .some(restriction)
@@ -35,7 +42,7 @@ extension OffstageCore {
                 log(now, id, .network, restriction.map { "blocked: \($0.description)" } ?? "allowed")
             }
         }
-        networkStale.removeAll(keepingCapacity: true)
+        perAppStale.removeAll(keepingCapacity: true)
         if !changes.isEmpty { emit(.network(NetworkRulesChange(changes))) }
     }
 }

@@ -165,6 +165,8 @@ extension OffstageCore {
         process.launchCompleted = true
         process.reattachDeadline = now + configuration.reattach
         apps[id]?.process = process
+        // It was running before the restart: its first usage context is no wake-up.
+        usage.adopted.insert(id)
         touched.insert(id)
     }
 

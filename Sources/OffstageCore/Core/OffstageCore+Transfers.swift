@@ -139,8 +139,10 @@ extension OffstageCore {
         _ taskID: UInt64, attempt: UInt64, bytesDone: Int64, bytesExpected: Int64?, validator: TransferValidator?,
         restarted: String? = nil, at now: Instant
     ) -> [CoreAction] {
+        let before = transfers.tasks[taskID]?.bytesDone
         let actions = transfers.progress(taskID, attempt: attempt, bytesDone: bytesDone, bytesExpected: bytesExpected, validator: validator, at: now)
         guard let task = transfers.tasks[taskID], !actions.isEmpty else { return finish(now) }
+        if let before { countTransferred(task.app, task.request.kind, bytes: task.bytesDone - before) }
         outbox.append(contentsOf: actions.map { .transfer($0) })
         if let restarted { log(now, task.app, .transfer, "transfer \(taskID) starts again from zero: \(restarted)") }
         signalProgress(task, now)
@@ -149,7 +151,11 @@ extension OffstageCore {
 
     /// An attempt ended.
     public mutating func transferEnded(_ taskID: UInt64, attempt: UInt64, _ result: TransferAttemptResult, at now: Instant) -> [CoreAction] {
+        let before = transfers.tasks[taskID]?.bytesDone
         let (actions, finished) = transfers.ended(taskID, attempt: attempt, result, at: now, transferLimits)
+        if let before, let task = finished ?? transfers.tasks[taskID] {
+            countTransferred(task.app, task.request.kind, bytes: task.bytesDone - before)
+        }
         perform(actions)
         if let task = transfers.tasks[taskID], !actions.isEmpty {
             switch result {

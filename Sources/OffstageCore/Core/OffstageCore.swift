@@ -63,8 +63,12 @@ public struct OffstageCore: Sendable {
     public internal(set) var network = NetworkRules()
     /// What the restrictions were last decided with; nil before the first decision.
     var networkInputs: NetworkInputs?
-    /// Apps whose restriction is decided again at the end of the current input.
-    var networkStale: Set<AppID> = []
+    /// Apps whose traffic restriction and usage context are decided again at the end of the current input.
+    var perAppStale: Set<AppID> = []
+    /// What each app's use of the machine counts as now, as last handed to the shell (SPEC SET-3).
+    public internal(set) var usage = UsageMeter()
+    /// Bytes the daemon moved for apps' transfers during the current input.
+    var transferredBytes: [AppID: TransferBytes] = [:]
 
     /// Creates a core.
     /// - Parameters:
@@ -141,7 +145,7 @@ public struct OffstageCore: Sendable {
         modes.accessories.restore(app.id, durable.accessories, declared: app.manifest.backgroundModes)
         apps[app.id]?.durable.accessories = modes.accessories.registrations(of: app.id)
         scheduleAgain(app.id)
-        networkStale.insert(app.id)
+        perAppStale.insert(app.id)
     }
 
     // MARK: Helpers shared by the extensions
@@ -160,7 +164,7 @@ public struct OffstageCore: Sendable {
         // Its process may have changed too (it exited, or a run started): its deadlines are read again, and whether
         // its traffic is restricted.
         deadlinesStale.insert(id)
-        networkStale.insert(id)
+        perAppStale.insert(id)
     }
 
     mutating func log(
@@ -185,7 +189,7 @@ public struct OffstageCore: Sendable {
                     // Whatever touched the app may have changed what its requests wait for, and its deadlines.
                     schedulingStale.insert(id)
                     deadlinesStale.insert(id)
-                    networkStale.insert(id)
+                    perAppStale.insert(id)
                 }
             }
             // Transfers may launch or resume apps: those are settled in the next round.
@@ -199,7 +203,7 @@ public struct OffstageCore: Sendable {
         deadlinesStale.formUnion(touched)
         for id in deadlinesStale { refreshProcessDeadline(id) }
         deadlinesStale.removeAll(keepingCapacity: true)
-        decideNetwork(now)
+        decidePerApp(now)
         flushHistory()
         // The caller takes the buffer. Emptied keeping its capacity, the outbox would get a new one as large: after a
         // burst of 64,000 notifications firing, tens of megabytes held for nothing.

@@ -116,6 +116,11 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// The scheduling policy's knobs (SPEC SCH-5, SCH-7), as an object under `policy` with any subset of
     /// ``AdaptivePolicy``'s: `{"policy": {"resumeThreshold": 0.6}}`. Defaults: those of ``AdaptivePolicy``.
     public var policy = AdaptivePolicy()
+    /// Days of per-app usage kept (`offstage usage`, SPEC SET-3), today included. Default 31.
+    public var usageDaysKept: Int = 31
+    /// Seconds between two writes of the usage counted to the store: a daemon killed with -9 loses at most this much
+    /// of it. Default 60.
+    public var usageWriteInterval: Double = 60
 
     /// The defaults.
     public init() {}
@@ -124,7 +129,12 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
-        case machinePressure, historyMaxAge, historyRowsPerApp, policy
+        case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval
+    }
+
+    /// How the usage recorder keeps what it counts.
+    var usage: UsageRecorder.Settings {
+        UsageRecorder.Settings(daysKept: usageDaysKept, writeInterval: usageWriteInterval)
     }
 
     /// The history's bounds in the store.
@@ -198,6 +208,8 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         policy = try container.decodeIfPresent(AdaptivePolicy.self, forKey: .policy) ?? defaults.policy
         historyMaxAge = try seconds(.historyMaxAge, defaults.historyMaxAge, in: 60 ... longest)
         historyRowsPerApp = try count(.historyRowsPerApp, defaults.historyRowsPerApp, in: 10 ... 10_000_000)
+        usageDaysKept = try count(.usageDaysKept, defaults.usageDaysKept, in: 1 ... 3_660)
+        usageWriteInterval = try seconds(.usageWriteInterval, defaults.usageWriteInterval, in: 0 ... 3_600)
     }
 }
 

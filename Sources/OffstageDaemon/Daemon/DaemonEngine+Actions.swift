@@ -85,6 +85,8 @@ extension DaemonEngine {
             unwatchAccessory(id, name: name)
         case .network(let change):
             network.restrict(change)
+        case .usage(let change):
+            recordUsage(change)
         }
     }
 
@@ -160,6 +162,7 @@ extension DaemonEngine {
             try? FileManager.default.removeItem(atPath: data)
             try? FileManager.default.removeItem(atPath: output)
         }
+        usage.forget(id)
         // Its rules go while the cgroup they name still exists.
         network.unregister(id)
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }

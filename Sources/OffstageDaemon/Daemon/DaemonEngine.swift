@@ -48,6 +48,8 @@ public final class DaemonEngine: @unchecked Sendable {
     var transfers: TransferRunner?
     /// The user's data controls in the kernel (SPEC SET-2): nftables rules on the apps' sockets, or advisory.
     let network: NetworkFilter
+    /// Counts what each app used, when the core says its use changed (SPEC SET-3).
+    let usage: UsageRecorder
     /// Watches the machine's power, network, memory pressure and thermal state (SPEC SET-1, SCH-11); nil until the
     /// service starts it, or where the kernel's event sockets cannot be opened.
     var machineWatcher: MachineConditionsWatcher?
@@ -119,6 +121,8 @@ public final class DaemonEngine: @unchecked Sendable {
         self.network = network ?? NetworkFilter(
             advisory: "the daemon was started without a network filter", fix: "start it as offstaged does", logger: logger,
             metrics: metrics)
+        self.usage = UsageRecorder(
+            settings: configuration.daemon.usage, network: self.network, control: control, store: store, logger: logger)
         self.metrics = metrics
         self.threadPool = threadPool
         self.configuration = configuration

@@ -211,6 +211,8 @@ public struct OffstageDaemonService: Service {
         conditions?.shutdown()
         clock?.stop()
         watcher.shutdown()
+        // What the apps used up to now is counted while their counters still exist (SPEC SET-3).
+        engine.usage.stop(at: DaemonEngine.wallClock())
         control.removeAll()
         // Nothing of the daemon is left in the kernel (SPEC SET-2).
         engine.network.stop()

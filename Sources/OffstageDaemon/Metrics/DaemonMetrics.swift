@@ -293,6 +293,8 @@ public enum StoreWrite: String, CaseIterable, Sendable {
     case transfer
     /// The history of scheduled work: stretches of waiting and runs (SPEC SCH-8).
     case history
+    /// What apps used, per day (SPEC SET-3).
+    case usage
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }

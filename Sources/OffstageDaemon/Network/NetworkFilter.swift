@@ -226,6 +226,28 @@ final class NetworkFilter: Sendable {
         }
     }
 
+    /// The bytes each app's sockets received and sent since its counters were made (SPEC SET-3); an app without
+    /// counters (the controls advisory, its cgroup not made yet) is left out. Many apps are read in one listing of
+    /// the table, a few by name.
+    func counters(of ids: [AppID]) -> [AppID: NetworkCounters.Bytes] {
+        guard let nftables, let ruleset, !ids.isEmpty else { return [:] }
+        let slots = applied.withLock { applied in ids.compactMap { id in applied.slots[id].map { (id, $0.slot) } } }
+        guard !slots.isEmpty else { return [:] }
+        let command = slots.count > 8 ? ruleset.listCounters() : ruleset.listCounters(slots.map(\.1))
+        do throws(NftablesError) {
+            let bytes = NetworkCounters.parse(try nftables.run(command))
+            var result: [AppID: NetworkCounters.Bytes] = [:]
+            for (id, slot) in slots {
+                guard let received = bytes[slot.input], let sent = bytes[slot.output] else { continue }
+                result[id] = .init(received: received, sent: sent)
+            }
+            return result
+        } catch {
+            logger.warning("could not read the traffic counters of \(slots.count) app(s): \(error)")
+            return [:]
+        }
+    }
+
     /// Waits until every change handed over so far is in force (tests, benchmarks).
     func settle() { queue.sync {} }
 

@@ -98,6 +98,14 @@ struct NetworkRuleset: Sendable, Hashable {
         return text
     }
 
+    /// Lists the named counters of the apps given (bytes and packets, as JSON with the context's output flag).
+    func listCounters(_ slots: [Slot]) -> String {
+        slots.map { "list counter inet \(table) \($0.input)\nlist counter inet \(table) \($0.output)\n" }.joined()
+    }
+
+    /// Lists every counter of the table.
+    func listCounters() -> String { "list counters table inet \(table)\n" }
+
     /// A string for nftables: cgroup directory names are escaped (``CgroupName``), so they hold no quote.
     private func quoted(_ text: String) -> String { "\"" + text + "\"" }
 }

@@ -46,6 +46,11 @@ extension ControlService {
                 let parameters = try request.decodeParameters(ControlInterface.ExplainHistoryParameters.self)
                 try engine.explainHistory(parameters, responder: responder)
             },
+            "Usage": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.UsageParameters.self)
+                try engine.usageReport(parameters, responder: responder)
+            },
             "RunTask": { context, request, responder in
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(ControlInterface.TaskParameters.self)

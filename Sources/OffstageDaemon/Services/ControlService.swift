@@ -32,8 +32,7 @@ struct ControlService: VarlinkInterface {
             },
             "ListApps": { context, _, responder in
                 try engine.requireUser(context)
-                let now = engine.now
-                responder.reply(ControlInterface.AppsReply(apps: engine.core.statuses(at: now).map(ControlInterface.App.init)))
+                engine.listApps(responder)
             },
             "Open": { context, request, responder in
                 try engine.requireUser(context)

@@ -104,6 +104,7 @@ public final class OffstageStore: Sendable {
         migrator.registerMigration(transferMigration, migrate: createTransferTables)
         migrator.registerMigration(transferResponseBodyMigration, migrate: addTransferResponseBodies)
         migrator.registerMigration(historyMigration, migrate: createHistoryTables)
+        migrator.registerMigration(usageMigration, migrate: createUsageTables)
         return migrator
     }
 

@@ -36,7 +36,10 @@ public enum ControlInterface {
           # while suspended: why
           suspendedBecause: ?string,
           # work the user started that continues in the background, running then queued (SPEC SCH-11)
-          continuedTasks: []ContinuedTask
+          continuedTasks: []ContinuedTask,
+          # the memory of its processes now, in bytes (their proportional set size); null when not running, and in
+          # Open's reply (SET-3)
+          memoryBytes: ?int
         )
 
         # A continued-processing task: queued, running or ending (its expiration handler was called).
@@ -282,6 +285,52 @@ public enum ControlInterface {
           app: string, from: float, to: float, keptSeconds: float, tasks: []TaskHistory
         )
 
+        # What one app used in one part of one local day (SET-3): bytes of its own sockets (counted where the data
+        # controls are enforced), bytes the daemon moved for its transfers, CPU, runtime and background wake-ups.
+        type UsageRow (
+          app: string,
+          # the local date, YYYY-MM-DD
+          date: string,
+          # in front (active or inactive), or not
+          foreground: bool,
+          # on a metered network, or not
+          metered: bool,
+          received: int,
+          sent: int,
+          transferReceived: int,
+          transferSent: int,
+          cpuSeconds: float,
+          # seconds it ran: in front, or in the background and not frozen
+          seconds: float,
+          # launches into the background, and resumes from suspension to run there
+          wakeUps: int
+        )
+
+        # An app's memory on one local day: at the last reading, and the most read that day.
+        type UsageMemory (app: string, date: string, lastBytes: int, peakBytes: int)
+
+        # An installed app beside its figures: its switches (SET-2), and its memory now when it runs.
+        type UsageApp (
+          app: string,
+          backgroundRefresh: bool,
+          backgroundData: bool,
+          backgroundActivity: bool,
+          unrestrictedData: bool,
+          keptInMemory: bool,
+          # notRunning, inactive, active, background or suspended
+          state: string,
+          memoryBytes: ?int
+        )
+
+        # What each app (or one) used from `since` (seconds since the Unix epoch; the start of the local day 29 days
+        # ago when null) to now, the running apps' counters read now (SET-3). `bytesCounted` says whether the bytes
+        # of the apps' own sockets are counted (enforced) or not (advisory: the data controls cannot be had here, see
+        # Status). `daysKept` is how many days the daemon keeps.
+        method Usage(app: ?string, since: ?float) -> (
+          from: float, to: float, daysKept: int, bytesCounted: string, rows: []UsageRow, memory: []UsageMemory,
+          apps: []UsageApp
+        )
+
         # Runs a pending request now, whatever the conditions (marked forced).
         method RunTask(app: string, identifier: string) -> ()
 
@@ -351,6 +400,7 @@ public enum ControlInterface {
         public static let expireTask = "io.offstage.Control.ExpireTask"
         public static let fetch = "io.offstage.Control.Fetch"
         public static let cancelTask = "io.offstage.Control.CancelTask"
+        public static let usage = "io.offstage.Control.Usage"
     }
 
     /// One app on the wire; the field names are the CLI's JSON contract.
@@ -371,15 +421,18 @@ public enum ControlInterface {
         public var modeHolds: [String]
         public var suspendedBecause: String?
         public var continuedTasks: [ContinuedTaskMessage]
+        /// The memory of its processes now, in bytes; nil when it is not running (or not read).
+        public var memoryBytes: Int64?
 
         enum CodingKeys: String, CodingKey {
             case id, state, pid, backgroundTasks, backgroundTimeRemaining, launchReason, terminating, forceQuit
             case lastTermination, lastTerminationAt, backgroundModes, exitsOnSuspend, activeModes, modeHolds
-            case suspendedBecause, continuedTasks
+            case suspendedBecause, continuedTasks, memoryBytes
         }
 
-        /// The wire form of a core status.
-        public init(_ status: AppStatus) {
+        /// The wire form of a core status, with the app's memory if it was read.
+        public init(_ status: AppStatus, memoryBytes: Int64? = nil) {
+            self.memoryBytes = memoryBytes
             id = status.id.rawValue
             state = status.state.rawValue
             pid = status.pid
@@ -417,6 +470,7 @@ public enum ControlInterface {
             suspendedBecause = try container.decodeIfPresent(String.self, forKey: .suspendedBecause)
             // A daemon from before continued processing sends none.
             continuedTasks = try container.decodeIfPresent([ContinuedTaskMessage].self, forKey: .continuedTasks) ?? []
+            memoryBytes = try container.decodeIfPresent(Int64.self, forKey: .memoryBytes)
         }
 
         // Optionals are written as null (not left out) so scripts can rely on every key being present.
@@ -438,6 +492,7 @@ public enum ControlInterface {
             try container.encode(modeHolds, forKey: .modeHolds)
             try container.encode(suspendedBecause, forKey: .suspendedBecause)
             try container.encode(continuedTasks, forKey: .continuedTasks)
+            try container.encode(memoryBytes, forKey: .memoryBytes)
         }
     }
 

@@ -84,6 +84,8 @@ extension Simulation {
                 historyArchive.apply(record)
             case .network(let change):
                 for (id, restriction) in change.restrictions { networkRestrictions[id] = restriction }
+            case .usage(let change):
+                usage.apply(change)
             case .watchSocket(let id, let token, let armed):
                 sockets[token] = SimulatedSocket(app: id, armed: armed)
             case .closeSocket(_, let token):

@@ -65,6 +65,8 @@ public struct Simulation: Sendable {
     public internal(set) var historyArchive = HistoryArchive()
     /// The apps whose traffic the simulated device blocks, and why, as the core's network actions said (SPEC SET-2).
     public internal(set) var networkRestrictions: [AppID: NetworkRestriction] = [:]
+    /// What each app used, as far as virtual time tells (runtime, wake-ups, transfer bytes; no counters).
+    public internal(set) var usage = UsageLedger()
 
     /// Creates a simulation.
     /// - Parameters:

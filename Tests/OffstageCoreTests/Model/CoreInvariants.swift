@@ -97,6 +97,9 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// user's settings restrict now (background activity off; on a metered network background data off, or Data Saver
     /// without unrestricted data), never an app in front or one playing audio the user started.
     case networkRulesCurrent
+    /// SET-3: the usage contexts the shell holds, built from the usage actions alone, are those of the apps with a
+    /// process, each as the app is now (in front, running in the background, metered), a running one on today.
+    case usageContextsCurrent
 
     var description: String {
         switch self {
@@ -128,6 +131,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .transferEventsByTheRules: "TR-2/TR-3 finished transfers reach their app once; launches for them are spaced"
         case .continuedSlots: "SCH-11 continued tasks within the slots, least progress ended first, in submission order"
         case .networkRulesCurrent: "SET-2 the shell blocks exactly the traffic the settings restrict now"
+        case .usageContextsCurrent: "SET-3 the shell counts each app's use as what the app is doing now"
         }
     }
 }
@@ -193,6 +197,8 @@ struct ModelObservation {
     var pushStore = ModelPushes()
     /// The apps whose traffic the shell blocks, from the network actions so far, and why.
     var networkRules: [AppID: NetworkRestriction] = [:]
+    /// Each app's usage context, from the usage actions so far.
+    var usageContexts: [AppID: UsageContext] = [:]
     /// The apps playing audio the user started.
     var userAudio: Set<AppID> = []
 }
@@ -377,6 +383,38 @@ enum CoreInvariants {
         }
         found += checkPushes(seen)
         found += checkNetworkRules(seen)
+        found += checkUsageContexts(seen)
+        return found
+    }
+
+    /// SET-3, derived here from the state, not from the core's own rule.
+    static func checkUsageContexts(_ seen: ModelObservation) -> [(Invariant, String)] {
+        var found: [(Invariant, String)] = []
+        let metered = (seen.device.overrides.network ?? seen.device.machine.network ?? .unmetered) == .metered
+        let today = LocalClock(utcOffsetSeconds: seen.configuration.utcOffsetSeconds ?? 0).day(seen.now)
+        for id in Set(seen.apps.keys).union(seen.usageContexts.keys).sorted() {
+            let context = seen.usageContexts[id]
+            guard let process = seen.apps[id]?.process else {
+                if context != nil { found.append((.usageContextsCurrent, "\(id) has no process, yet its use is still counted")) }
+                continue
+            }
+            guard let context else {
+                found.append((.usageContextsCurrent, "\(id) has a process (\(process.phase)) whose use is not counted"))
+                continue
+            }
+            let foreground = process.phase.isForeground
+            let running = process.phase == .background && !process.frozen
+            if context.foreground != foreground || context.backgroundRunning != running || context.metered != metered {
+                found.append((
+                    .usageContextsCurrent,
+                    "\(id) is \(process.phase)\(process.frozen ? " (frozen)" : "") on a \(metered ? "metered" : "unmetered") network, "
+                        + "but its use counts as foreground \(context.foreground), running in the background "
+                        + "\(context.backgroundRunning), metered \(context.metered)"))
+            }
+            if context.running && context.day != today {
+                found.append((.usageContextsCurrent, "\(id) runs on day \(today), but its use counts for day \(context.day)"))
+            }
+        }
         return found
     }
 
@@ -557,7 +595,7 @@ enum CoreInvariants {
             for problem in store.apply(notification, pushAlert: pushAlert) {
                 fail(isFiring ? .notificationFiredOnce : .notificationsStored, problem)
             }
-        case .log, .saveApp, .saveDevice, .continuedProgress, .recordHistory, .network:
+        case .log, .saveApp, .saveDevice, .continuedProgress, .recordHistory, .network, .usage:
             break
         }
         found += checkPush(action, seen)

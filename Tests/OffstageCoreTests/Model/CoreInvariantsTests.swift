@@ -314,6 +314,8 @@ struct CoreInvariantsTests {
         seen.apps[app1]?.app.settings.backgroundData = false
         #expect(found(seen).isEmpty, "not metered: background data off restricts nothing")
         seen.device.overrides.network = .metered
+        // What the usage actions would have said of the new network: the check here is of the rules.
+        for id in seen.usageContexts.keys { seen.usageContexts[id]?.metered = true }
         #expect(found(seen).contains(.networkRulesCurrent), "metered with background data off: app 1 must be blocked")
         seen.networkRules[app1] = .backgroundDataOff
         #expect(found(seen).isEmpty)
@@ -322,5 +324,26 @@ struct CoreInvariantsTests {
         seen = try good().observation(firedTimer: false)
         seen.networkRules[ModelWorld.app(3)] = .dataSaver
         #expect(found(seen).contains(.networkRulesCurrent), "a rule for an app not installed")
+    }
+
+    @Test("SET-3: a use counted as background while the app is in front, none for a process, one left after it, a stale day")
+    func usageContextsCurrent() throws {
+        var seen = try good().observation(firedTimer: false)
+        let front = try #require(seen.usageContexts[app0])
+        #expect(front.foreground && !front.backgroundRunning)
+        seen.usageContexts[app0]?.foreground = false
+        #expect(found(seen).contains(.usageContextsCurrent), "app 0 is in front")
+        seen = try good().observation(firedTimer: false)
+        seen.usageContexts[app0] = nil
+        #expect(found(seen).contains(.usageContextsCurrent), "app 0 has a process whose use must be counted")
+        seen = try good().observation(firedTimer: false)
+        seen.usageContexts[app1] = front
+        #expect(found(seen).contains(.usageContextsCurrent), "app 1 has no process")
+        seen = try good().observation(firedTimer: false)
+        seen.usageContexts[app0]?.day -= 1
+        #expect(found(seen).contains(.usageContextsCurrent), "a running app counts for today")
+        seen = try good().observation(firedTimer: false)
+        seen.device.overrides.network = .metered
+        #expect(found(seen).contains(.usageContextsCurrent), "the network became metered")
     }
 }

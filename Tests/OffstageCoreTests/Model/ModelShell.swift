@@ -117,6 +117,8 @@ struct ModelShell {
     var transfersModel = ModelTransfers()
     /// The apps whose traffic the shell blocks, built from the network actions alone (SPEC SET-2).
     var networkRules: [AppID: NetworkRestriction] = [:]
+    /// Each app's usage context, from the usage actions so far.
+    var usageContexts: [AppID: UsageContext] = [:]
 
     /// A core with the default configuration and policy, the device unlocked at the home screen, no app installed.
     init(enabled: Set<Invariant>, tracing: Bool = false) {
@@ -453,6 +455,8 @@ struct ModelShell {
                 if case .fire(let key, _, _) = action { firedNotifications.insert(key) }
             case .network(let change):
                 for (id, restriction) in change.restrictions { networkRules[id] = restriction }
+            case .usage(let change):
+                for (id, context) in change.contexts { usageContexts[id] = context }
             case .log, .saveApp, .saveDevice, .recordHistory:
                 break
             }
@@ -469,7 +473,7 @@ struct ModelShell {
             staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches,
             notifications: core.notifications, notificationStore: notificationStore,
             firedNotifications: firedNotifications, pushInbox: core.pushes, pushLimits: core.pushLimits,
-            pushStore: pushes, networkRules: networkRules,
+            pushStore: pushes, networkRules: networkRules, usageContexts: usageContexts,
             userAudio: Set(core.apps.keys.filter { id in
                 core.modes.audio.session(of: id).map { $0.active && $0.playing && $0.startedByUser } ?? false
             }))
@@ -491,6 +495,7 @@ struct ModelShell {
         idleSince = [:]
         // The new daemon replaces its table: no rule is left from the old one.
         networkRules = [:]
+        usageContexts = [:]
         core = fresh
     }
 
@@ -691,6 +696,12 @@ struct ModelShell {
                 coverage["network.\(restriction?.rawValue ?? "allowed")", default: 0] += 1
             }
             return
+        case .usage(let change):
+            for context in change.contexts.values {
+                let kind = context.map { $0.foreground ? "foreground" : $0.backgroundRunning ? ($0.wakeUp ? "wake-up" : "background") : "suspended" }
+                coverage["usage.\(kind ?? "ended")", default: 0] += 1
+            }
+            return
         }
         coverage[key, default: 0] += 1
     }
@@ -730,6 +741,11 @@ struct ModelShell {
         case .network(let change):
             "→ network " + change.restrictions.keys.sorted().map { "\($0) \(change.restrictions[$0]!?.rawValue ?? "allowed")" }
                 .joined(separator: ", ")
+        case .usage(let change):
+            "→ usage " + change.contexts.keys.sorted().map { id in
+                let context = change.contexts[id]!
+                return "\(id) " + (context.map { "fg \($0.foreground) bg-running \($0.backgroundRunning) day \($0.day)" } ?? "ended")
+            }.joined(separator: ", ")
         }
     }
 }

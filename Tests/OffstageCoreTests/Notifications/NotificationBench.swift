@@ -293,7 +293,7 @@ struct NotificationBench {
                 frozen.remove(pid)
             case .terminate(let id, let pid), .kill(let id, let pid):
                 exitQueue.append((id, pid, .signaled(15)))
-            case .push, .transfer, .continuedProgress, .recordHistory, .network:
+            case .push, .transfer, .continuedProgress, .recordHistory, .network, .usage:
                 break  // the bench sends no pushes, makes no transfers, starts no continued processing, reads no history
                 // and uses no network
             case .notification(let notification):

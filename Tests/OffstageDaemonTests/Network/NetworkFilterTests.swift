@@ -116,6 +116,27 @@ struct NetworkFilterKernelTests {
         #expect(try listing(filter) == nil, "no table once stopped")
     }
 
+    @Test("SET-3: each registered app's traffic counters are read, a few by name and many in one listing; an app without them is left out")
+    func countersRead() throws {
+        let instance = "t\(getpid())c"
+        let (filter, control) = try makeFilter(instance)
+        defer { filter.stop(); control.removeAll() }
+        let apps = (1...10).map { AppID(stringLiteral: "com.example.counted\($0)") }
+        var groups: [AppGroup] = []
+        defer { groups.forEach(control.removeGroup) }
+        for app in apps {
+            let group = try control.makeGroup(forApp: app.rawValue)
+            groups.append(group)
+            filter.register(app, group, restriction: nil)
+        }
+        let few = filter.counters(of: Array(apps.prefix(2)) + ["com.example.unregistered"])
+        #expect(few == [apps[0]: .init(received: 0, sent: 0), apps[1]: .init(received: 0, sent: 0)])
+        let many = filter.counters(of: apps)
+        #expect(Set(many.keys) == Set(apps) && many.values.allSatisfy { $0 == .init(received: 0, sent: 0) })
+        filter.unregister(apps[0])
+        #expect(filter.counters(of: [apps[0]]).isEmpty, "its counters went with it")
+    }
+
     @Test("SET-2: a start replaces the table a killed daemon left; a change the kernel refuses is reported, and the next one applies")
     func replaceAndRefusal() throws {
         let instance = "t\(getpid())b"

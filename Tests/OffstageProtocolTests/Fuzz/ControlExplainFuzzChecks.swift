@@ -3,10 +3,11 @@ import OffstageCore
 
 @testable import OffstageProtocol
 
-/// The properties every input of the `control-explain` fuzz target must keep (SPEC SCH-6, SCH-8, SCH-9, SET-1, §11).
+/// The properties every input of the `control-explain` fuzz target must keep (SPEC SCH-6, SCH-8, SCH-9, SET-1, SET-3,
+/// §11).
 /// An input is one Varlink message, as the CLI's call of `io.offstage.Control`'s scheduling methods would be (the
 /// device's conditions, the task list, explain and its history, and the debug commands that run, expire or cancel a
-/// task or fire a fetch); it goes the way `ControlService` takes it: the codec, the wire parameters, their conversion
+/// task or fire a fetch, and what each app used); it goes the way `ControlService` takes it: the codec, the wire parameters, their conversion
 /// (the app id, the checked `since`, the conditions to override), the core — in each of ``InterfaceFuzz/cores``. The
 /// history is answered from the records the core's own open waits close into, as the store would hold them.
 ///
@@ -22,6 +23,7 @@ enum ControlExplainFuzzChecks {
         ControlInterface.Method.getDevice, ControlInterface.Method.setDevice, ControlInterface.Method.tasks,
         ControlInterface.Method.explain, ControlInterface.Method.explainHistory, ControlInterface.Method.runTask,
         ControlInterface.Method.expireTask, ControlInterface.Method.cancelTask, ControlInterface.Method.fetch,
+        ControlInterface.Method.usage,
     ]
 
     @discardableResult
@@ -118,6 +120,11 @@ enum ControlExplainFuzzChecks {
                     app: id.rawValue, from: since.secondsSinceEpoch, to: now.secondsSinceEpoch, keptSeconds: 86_400 * 7,
                     tasks: reports.map { ControlInterface.TaskHistoryMessage($0, now: now) }), of: method)
             }
+        case ControlInterface.Method.usage:
+            guard let parameters = try InterfaceFuzz.parameters(call, as: ControlInterface.UsageParameters.self) else {
+                return .refusedParameters
+            }
+            return try run { core in try usage(parameters, core, now) }
         case ControlInterface.Method.runTask, ControlInterface.Method.expireTask, ControlInterface.Method.cancelTask:
             guard let parameters = try InterfaceFuzz.parameters(call, as: ControlInterface.TaskParameters.self) else {
                 return .refusedParameters
@@ -141,5 +148,40 @@ enum ControlExplainFuzzChecks {
         default:
             return .notACall
         }
+    }
+
+    /// `Usage`: the window the core says, and a reply made of what the core's contexts counted up to now (as the
+    /// daemon's ledger would, with no counters read).
+    private static func usage(_ parameters: ControlInterface.UsageParameters, _ core: OffstageCore, _ now: Instant) throws {
+        let id = try parameters.app.map { text throws(CoreError) in try InterfaceFuzz.appID(text) }
+        let since = try parameters.since.map { seconds throws(CoreError) in
+            try CoreError.checking { () throws(NumberOutOfRange) in
+                try CheckedNumber.instant(secondsSinceEpoch: seconds, field: "since")
+            }
+        }
+        let window = try core.usageWindow(id, since: since, at: now)
+        let today = core.localDay(now)
+        guard window.from <= now, window.firstDay <= today, window.firstDay == core.localDay(window.from) else {
+            throw Violation("the window from \(window.from) (day \(window.firstDay)) does not end at now (day \(today))")
+        }
+        if since == nil, window.firstDay != today - OffstageCore.defaultUsageDays + 1 {
+            throw Violation("the default window starts on day \(window.firstDay), not \(OffstageCore.defaultUsageDays) days back")
+        }
+        var ledger = UsageLedger()
+        for (app, context) in core.usage.contexts where id == nil || app == id {
+            ledger.apply(UsageChange(at: context.since, contexts: [app: context]))
+        }
+        ledger.readOpen(ledger.openApps, at: now, readings: [:])
+        let (figures, _) = ledger.take()
+        for (key, value) in figures where value.seconds < 0 || !value.seconds.isFinite || value.wakeUps < 0 {
+            throw Violation("\(key.app) counted \(value.seconds) s and \(value.wakeUps) wake-ups")
+        }
+        let apps = (id.map { [$0] } ?? core.apps.keys.sorted()).compactMap { app in
+            core.apps[app].map { ControlInterface.UsageApp(app, $0.app.settings, state: $0.state, memoryBytes: nil) }
+        }
+        try InterfaceFuzz.reply(ControlInterface.UsageReply(
+            from: window.from.secondsSinceEpoch, to: now.secondsSinceEpoch, daysKept: 31, bytesCounted: "enforced",
+            rows: figures.sorted { $0.key < $1.key }.map { ControlInterface.UsageRow($0.key, $0.value) }, memory: [],
+            apps: apps), of: ControlInterface.Method.usage)
     }
 }

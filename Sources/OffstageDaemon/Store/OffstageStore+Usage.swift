@@ -1,0 +1,105 @@
+import GRDB
+import OffstageCore
+
+/// What each app used, per day (SPEC SET-3, decision 0052): one row per app, day, foreground or background and
+/// metered or not, whose figures only grow (each write adds), and one row of memory per app and day. Bounded: days
+/// older than the days kept go at every write, and an app's rows go when it is uninstalled.
+extension OffstageStore {
+    static let usageMigration = "v9: usage per app and day"
+
+    /// What the usage tables hold.
+    public struct StoredUsage: Sendable, Equatable {
+        public var figures: [UsageKey: UsageFigures] = [:]
+        public var memory: [UsageDay: MemoryFigures] = [:]
+    }
+
+    static func createUsageTables(_ db: Database) throws {
+        try db.create(table: "usage", options: .withoutRowID) { t in
+            t.column("app", .text).notNull()
+            t.column("day", .integer).notNull()
+            t.column("foreground", .boolean).notNull()
+            t.column("metered", .boolean).notNull()
+            t.column("received", .integer).notNull()
+            t.column("sent", .integer).notNull()
+            t.column("transferReceived", .integer).notNull()
+            t.column("transferSent", .integer).notNull()
+            t.column("cpuMicroseconds", .integer).notNull()
+            t.column("seconds", .double).notNull()
+            t.column("wakeUps", .integer).notNull()
+            t.primaryKey(["app", "day", "foreground", "metered"])
+        }
+        try db.create(index: "usage_day", on: "usage", columns: ["day"])
+        try db.create(table: "usage_memory", options: .withoutRowID) { t in
+            t.column("app", .text).notNull()
+            t.column("day", .integer).notNull()
+            t.column("last", .integer).notNull()
+            t.column("peak", .integer).notNull()
+            t.primaryKey(["app", "day"])
+        }
+        try db.create(index: "usage_memory_day", on: "usage_memory", columns: ["day"])
+    }
+
+    /// Adds figures and memory readings, and deletes the days before `firstDayKept`, in one transaction.
+    public func addUsage(_ figures: [UsageKey: UsageFigures], memory: [UsageDay: MemoryFigures], firstDayKept: Int64) throws {
+        try write(.usage) { db in
+            for (key, add) in figures.sorted(by: { $0.key < $1.key }) where key.day >= firstDayKept {
+                try db.execute(
+                    sql: """
+                        INSERT INTO usage (app, day, foreground, metered, received, sent, transferReceived, transferSent,
+                            cpuMicroseconds, seconds, wakeUps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (app, day, foreground, metered) DO UPDATE SET
+                            received = received + excluded.received, sent = sent + excluded.sent,
+                            transferReceived = transferReceived + excluded.transferReceived,
+                            transferSent = transferSent + excluded.transferSent,
+                            cpuMicroseconds = cpuMicroseconds + excluded.cpuMicroseconds,
+                            seconds = seconds + excluded.seconds, wakeUps = wakeUps + excluded.wakeUps
+                        """,
+                    arguments: [
+                        key.app.rawValue, key.day, key.foreground, key.metered, add.received, add.sent, add.transferReceived,
+                        add.transferSent, add.cpuMicroseconds, add.seconds, add.wakeUps,
+                    ])
+            }
+            for (key, reading) in memory.sorted(by: { $0.key < $1.key }) where key.day >= firstDayKept {
+                try db.execute(
+                    sql: """
+                        INSERT INTO usage_memory (app, day, last, peak) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (app, day) DO UPDATE SET last = excluded.last, peak = max(peak, excluded.peak)
+                        """,
+                    arguments: [key.app.rawValue, key.day, reading.last, reading.peak])
+            }
+            try db.execute(sql: "DELETE FROM usage WHERE day < ?", arguments: [firstDayKept])
+            try db.execute(sql: "DELETE FROM usage_memory WHERE day < ?", arguments: [firstDayKept])
+        }
+    }
+
+    /// The usage of one app (or every app) from `firstDay` on.
+    public func usage(of app: AppID?, fromDay firstDay: Int64) throws -> StoredUsage {
+        try database.read { db in
+            var stored = StoredUsage()
+            let filter = app == nil ? "" : " AND app = ?"
+            var arguments: StatementArguments = [firstDay]
+            if let app { arguments += [app.rawValue] }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM usage WHERE day >= ?" + filter, arguments: arguments) {
+                guard let id = AppID.validated(row["app"]) else { continue }
+                let key = UsageKey(app: id, day: row["day"], foreground: row["foreground"], metered: row["metered"])
+                stored.figures[key] = UsageFigures(
+                    received: row["received"], sent: row["sent"], transferReceived: row["transferReceived"],
+                    transferSent: row["transferSent"], cpuMicroseconds: row["cpuMicroseconds"], seconds: row["seconds"],
+                    wakeUps: row["wakeUps"])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM usage_memory WHERE day >= ?" + filter, arguments: arguments) {
+                guard let id = AppID.validated(row["app"]) else { continue }
+                stored.memory[UsageDay(app: id, day: row["day"])] = MemoryFigures(last: row["last"], peak: row["peak"])
+            }
+            return stored
+        }
+    }
+
+    /// Deletes an uninstalled app's usage.
+    public func deleteUsage(of app: AppID) throws {
+        try write(.usage) { db in
+            try db.execute(sql: "DELETE FROM usage WHERE app = ?", arguments: [app.rawValue])
+            try db.execute(sql: "DELETE FROM usage_memory WHERE app = ?", arguments: [app.rawValue])
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Dispatch
+import Logging
+import OffstageCore
+import Synchronization
+
+/// Counts what each app used (SPEC SET-3). It decides nothing: the core says what an app's use counts as (in front
+/// or not, metered or not, which day, a wake-up) and when that changes; the recorder reads the app's counters — the
+/// bytes of its nftables counters, the CPU time of its cgroup, the memory of its processes — and the core's
+/// ``UsageLedger`` adds what they moved to the context that ended.
+///
+/// Readings are taken on the recorder's own thread, never on a lifecycle transition's path: a change is handed over
+/// in one call that only queues it. Figures are kept in memory and written to the store as one transaction at most
+/// once a ``Settings/writeInterval`` (and on a new day, on a query, at a clean stop), so a busy device does not write
+/// at every transition; a daemon killed with -9 loses at most that much of what it had counted (decision 0052).
+final class UsageRecorder: Sendable {
+    /// How usage is kept.
+    struct Settings: Hashable, Sendable {
+        /// Days of usage kept, today included. Default 31.
+        var daysKept: Int = 31
+        /// Seconds between two writes of counted figures to the store. Default 60.
+        var writeInterval: Double = 60
+    }
+
+    /// Where an app's counters are.
+    struct Source: Sendable {
+        /// Its cgroup (or, for the SIGSTOP freezer, its name).
+        var group: AppGroup
+        /// Its main process, if one runs.
+        var leader: Int32?
+    }
+
+    private struct State: Sendable {
+        var ledger = UsageLedger()
+        var sources: [AppID: Source] = [:]
+        var writtenAt: Int64 = DaemonMetrics.monotonicNanoseconds()
+        /// The newest day at the last write: a later one writes at once (and drops the days no longer kept).
+        var writtenDay: Int64 = .min
+        var stopped = false
+    }
+
+    let settings: Settings
+    private let network: NetworkFilter
+    private let control: any ProcessControl
+    private let reader: AppResourceReader
+    private let store: OffstageStore
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "offstage.usage")
+    /// Touched only on `queue`; the lock makes that checkable.
+    private let state = Mutex(State())
+
+    init(
+        settings: Settings = .init(), network: NetworkFilter, control: any ProcessControl, store: OffstageStore,
+        logger: Logger, reader: AppResourceReader = .init()
+    ) {
+        self.settings = settings
+        self.network = network
+        self.control = control
+        self.store = store
+        self.logger = logger
+        self.reader = reader
+    }
+
+    /// Hands over the core's change; returns at once. `sources` says where the counters of the apps it names are.
+    func record(_ change: UsageChange, sources: [AppID: Source]) {
+        queue.async { [self] in
+            state.withLock { state in
+                guard !state.stopped else { return }
+                state.sources.merge(sources) { _, new in new }
+                let readings = read(change.contexts.keys.sorted(), state.sources)
+                state.ledger.apply(change, readings: readings)
+                for case (let id, nil) in change.contexts { state.sources[id] = nil }
+                let interval = Int64(settings.writeInterval * 1e9)
+                if state.ledger.newestDay > state.writtenDay
+                    || DaemonMetrics.monotonicNanoseconds() &- state.writtenAt >= interval
+                {
+                    write(&state)
+                }
+            }
+        }
+    }
+
+    /// Forgets an uninstalled app: what was counted for it, and its rows.
+    func forget(_ id: AppID) {
+        queue.async { [self] in
+            state.withLock { state in
+                state.ledger.forget(id)
+                state.sources[id] = nil
+            }
+            do { try store.deleteUsage(of: id) } catch { logger.error("could not delete the usage of \(id): \(error)") }
+        }
+    }
+
+    /// What the apps (or one) used from `firstDay` on, with the running apps' counters read now.
+    func usage(of app: AppID?, fromDay firstDay: Int64, at now: Instant) async throws -> OffstageStore.StoredUsage {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                let result = state.withLock { state in
+                    Result { () throws -> OffstageStore.StoredUsage in
+                        if !state.stopped { readOpen(app.map { [$0] } ?? state.ledger.openApps, now, &state) }
+                        write(&state)
+                        return try store.usage(of: app, fromDay: firstDay)
+                    }
+                }
+                continuation.resume(with: result)
+            }
+        }
+    }
+
+    /// The memory of the apps given now, read on the recorder's thread; an app whose processes cannot be read is left
+    /// out.
+    func memory(of sources: [AppID: Source]) async -> [AppID: Int64] {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                var memory: [AppID: Int64] = [:]
+                for (id, source) in sources {
+                    let members = source.leader.map { control.members(of: source.group, leader: $0) } ?? []
+                    memory[id] = reader.memoryBytes(members: members)
+                }
+                continuation.resume(returning: memory)
+            }
+        }
+    }
+
+    /// Counts what every running app used up to now and writes it: at a clean stop, before the traffic counters go
+    /// with the daemon's table and the CPU counters with the apps' groups.
+    func stop(at now: Instant) {
+        queue.sync {
+            state.withLock { state in
+                guard !state.stopped else { return }
+                readOpen(state.ledger.openApps, now, &state)
+                write(&state)
+                state.stopped = true
+            }
+        }
+    }
+
+    /// Waits until every change handed over so far is counted (tests).
+    func settle() { queue.sync {} }
+
+    // MARK: On the recorder's thread
+
+    private func readOpen(_ ids: [AppID], _ now: Instant, _ state: inout State) {
+        state.ledger.readOpen(ids, at: now, readings: read(ids, state.sources))
+    }
+
+    /// Reads the counters of the apps given: their traffic in one nftables call, their CPU and memory one by one.
+    private func read(_ ids: [AppID], _ sources: [AppID: Source]) -> [AppID: UsageReading] {
+        let bytes = network.counters(of: ids)
+        var readings: [AppID: UsageReading] = [:]
+        for id in ids {
+            var reading = UsageReading(received: bytes[id]?.received, sent: bytes[id]?.sent)
+            if let source = sources[id] {
+                let members = source.leader.map { control.members(of: source.group, leader: $0) } ?? []
+                reading.cpuMicroseconds = reader.cpuMicroseconds(group: source.group, members: members)
+                reading.memoryBytes = reader.memoryBytes(members: members)
+            }
+            readings[id] = reading
+        }
+        return readings
+    }
+
+    /// Writes what was counted since the last write, and drops the days no longer kept.
+    private func write(_ state: inout State) {
+        state.writtenAt = DaemonMetrics.monotonicNanoseconds()
+        let newest = state.ledger.newestDay
+        state.writtenDay = newest
+        let taken = state.ledger.take()
+        guard !taken.figures.isEmpty || !taken.memory.isEmpty else { return }
+        let firstDayKept = newest == .min ? Int64.min : newest - Int64(settings.daysKept) + 1
+        do {
+            try store.addUsage(taken.figures, memory: taken.memory, firstDayKept: firstDayKept)
+        } catch {
+            // Kept for the next write (bounded: one row per app, day and context).
+            state.ledger.putBack(taken)
+            logger.error("could not write the usage counted (\(taken.figures.count) row(s)); tried again later: \(error)")
+        }
+    }
+}
