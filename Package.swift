@@ -196,7 +196,9 @@ let package = Package(
         // Python ones run with python3 from their place in the source tree (found by #filePath).
         .target(
             name: "TestProcesses", path: "Tests/TestProcesses",
-            exclude: ["notification_server.py", "apns_client.py", "webpush_client.py", "transfer_fault_server.py"],
+            exclude: [
+                "notification_server.py", "apns_client.py", "webpush_client.py", "transfer_fault_server.py", "network_manager.py",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "OffstageTests", dependencies: ["Offstage", "COffstageSystem", "TestProcesses"], swiftSettings: strict),

@@ -272,6 +272,7 @@ struct Status: DaemonCommand {
                 offstaged \(reply.version), pid \(reply.pid)
                 freezer:       \(reply.freezer) (\(reply.freezerReason))
                 data controls: \(reply.dataControls) (\(reply.dataControlsDetail))
+                network kind:  from \(reply.networkSource)
                 socket:        \(reply.socket)
                 state folder:  \(reply.stateDirectory)
                 apps:          \(reply.apps) installed; in front: \(reply.foregroundApp ?? "none")\

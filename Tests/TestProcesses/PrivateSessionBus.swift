@@ -39,6 +39,8 @@ public final class PrivateSessionBus {
     public let address: String
     private let bus: SpawnedProcess
     private var server: SpawnedProcess?
+    /// Other services started on the bus (the NetworkManager stand-in), ended by pid at stop.
+    private var helpers: [SpawnedProcess] = []
 
     /// The name the bus also listens on in the abstract socket namespace.
     public var abstractName: String { folder + "/abstract" }
@@ -103,38 +105,75 @@ public final class PrivateSessionBus {
     /// Starts the test notification server and waits until it owns its name; cancels the test when python3 or its
     /// package dbus-fast is missing.
     public func startServer() throws {
+        guard mkfifo(commandPath, 0o600) == 0 else { throw BusError("mkfifo failed: errno \(errno)") }
+        server = try startPython(
+            [Self.serverScript, address, recordPath, commandPath, closeRecordPath], output: folder + "/server.out",
+            what: "the notification server")
+    }
+
+    /// `network_manager.py`, beside this file.
+    public static let networkManagerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("network_manager.py").path
+
+    /// Starts the stand-in for NetworkManager with `Metered` at `metered` (NMMetered: 1 yes, 2 no, 3 guess-yes,
+    /// 4 guess-no) and waits until it owns its name; cancels the test when python3 or dbus-fast is missing. Commands
+    /// go to it with ``networkManager(_:)``.
+    public func startNetworkManager(metered: UInt32) throws {
+        let fifo = folder + "/network-manager"
+        if access(fifo, F_OK) != 0, mkfifo(fifo, 0o600) != 0 { throw BusError("mkfifo failed: errno \(errno)") }
+        let output = folder + "/network-manager.out"
+        try? FileManager.default.removeItem(atPath: output)
+        helpers.append(try startPython(
+            [Self.networkManagerScript, address, String(metered), fifo], output: output, what: "the NetworkManager stand-in"))
+    }
+
+    /// Starts a Python service of the tests on this bus and waits until it prints "ready" (it owns its name).
+    private func startPython(_ arguments: [String], output: String, what: String) throws -> SpawnedProcess {
         guard let python = SpawnedProcess.executable("python3") else {
             try Test.cancel("python3 is not installed; skipped")
         }
-        guard mkfifo(commandPath, 0o600) == 0 else { throw BusError("mkfifo failed: errno \(errno)") }
-        let output = folder + "/server.out"
-        let started = try SpawnedProcess(
-            python, [Self.serverScript, address, recordPath, commandPath, closeRecordPath], output: output)
-        server = started
+        let started = try SpawnedProcess(python, arguments, output: output)
         let ready = Self.waitFor(timeout: .seconds(30)) { () -> Bool? in
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             return text.contains("ready\n") || !started.isRunning ? true : nil
         }
         guard ready == true, started.isRunning else {
+            started.terminate()
             let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             if said.contains("No module named 'dbus_fast'") {
                 try Test.cancel("the Python package dbus-fast is not installed (pip install dbus-fast); skipped")
             }
-            throw BusError("the notification server did not start: \(said.suffix(800))")
+            throw BusError("\(what) did not start: \(said.suffix(800))")
+        }
+        return started
+    }
+
+    /// Tells the NetworkManager stand-in "metered N" or "quit"; after "quit", waits until it has exited.
+    public func networkManager(_ line: String) throws {
+        try write(line, to: folder + "/network-manager", what: "the NetworkManager stand-in")
+        if line == "quit", let last = helpers.last {
+            guard Self.waitFor(timeout: .seconds(10), { last.isRunning ? nil : true }) == true else {
+                throw BusError("the NetworkManager stand-in did not exit")
+            }
         }
     }
 
     /// Tells the server to emit a signal ("invoke ID KEY" or "close ID REASON").
     public func command(_ line: String) throws {
+        try write(line, to: commandPath, what: "the notification server")
+    }
+
+    /// Writes one line to a helper's command FIFO.
+    private func write(_ line: String, to path: String, what: String) throws {
         // Non-blocking: a server that died must fail the test, not hang it. ENXIO while it reopens the FIFO.
         let fd = Self.waitFor(timeout: .seconds(10)) { () -> Int32? in
-            let fd = open(commandPath, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            let fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
             return fd >= 0 ? fd : nil
         }
-        guard let fd else { throw BusError("the notification server does not read its commands") }
+        guard let fd else { throw BusError("\(what) does not read its commands") }
         defer { close(fd) }
         let bytes = Array((line + "\n").utf8)
-        guard write(fd, bytes, bytes.count) == bytes.count else { throw BusError("writing the command failed") }
+        guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw BusError("writing the command failed") }
     }
 
     /// The Notify calls the server has answered (and the one it holds unanswered, "hang"), as JSON objects, in the
@@ -168,6 +207,7 @@ public final class PrivateSessionBus {
     /// Ends exactly the processes this bus started, by pid, and removes the folder.
     public func stop() {
         server?.terminate()
+        helpers.forEach { $0.terminate() }
         bus.terminate()
         try? FileManager.default.removeItem(atPath: folder)
     }

@@ -116,6 +116,8 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// The scheduling policy's knobs (SPEC SCH-5, SCH-7), as an object under `policy` with any subset of
     /// ``AdaptivePolicy``'s: `{"policy": {"resumeThreshold": 0.6}}`. Defaults: those of ``AdaptivePolicy``.
     public var policy = AdaptivePolicy()
+    /// Whether the network's metered hint is read from NetworkManager on the system bus (SPEC SET-1). Default on.
+    public var networkManager = true
     /// Days of per-app usage kept (`offstage usage`, SPEC SET-3), today included. Default 31.
     public var usageDaysKept: Int = 31
     /// Seconds between two writes of the usage counted to the store: a daemon killed with -9 loses at most this much
@@ -129,7 +131,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
-        case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval
+        case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval, networkManager
     }
 
     /// How the usage recorder keeps what it counts.
@@ -208,6 +210,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         policy = try container.decodeIfPresent(AdaptivePolicy.self, forKey: .policy) ?? defaults.policy
         historyMaxAge = try seconds(.historyMaxAge, defaults.historyMaxAge, in: 60 ... longest)
         historyRowsPerApp = try count(.historyRowsPerApp, defaults.historyRowsPerApp, in: 10 ... 10_000_000)
+        networkManager = try container.decodeIfPresent(Bool.self, forKey: .networkManager) ?? defaults.networkManager
         usageDaysKept = try count(.usageDaysKept, defaults.usageDaysKept, in: 1 ... 3_660)
         usageWriteInterval = try seconds(.usageWriteInterval, defaults.usageWriteInterval, in: 0 ... 3_600)
     }

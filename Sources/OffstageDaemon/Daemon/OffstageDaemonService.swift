@@ -6,6 +6,7 @@ import NIOPosix
 import OffstageCore
 import OffstageProtocol
 import ServiceLifecycle
+import Synchronization
 
 /// The daemon as a long-running service: opens the store, picks the freezer, re-adopts surviving apps, serves
 /// Varlink, and on graceful shutdown ends its apps (decision 0004) before it stops listening.
@@ -183,7 +184,8 @@ public struct OffstageDaemonService: Service {
         }
         location.startDefault()
         let conditions = Self.watchMachine(
-            engine: engine, loop: loop, pressure: configuration.daemon.machinePressure, logger: logger)
+            engine: engine, loop: loop, pressure: configuration.daemon.machinePressure,
+            networkManager: configuration.daemon.networkManager, logger: logger)
         let clock = Self.watchClock(engine: engine, loop: loop, logger: logger)
         try await server.start()
         logger.notice("offstaged \(offstageVersion) listening on \(configuration.socketPath)")
@@ -209,6 +211,7 @@ public struct OffstageDaemonService: Service {
         accessoryPaths.stop()
         location.stop()
         conditions?.shutdown()
+        conditions?.reader.networkManager?.stop()
         clock?.stop()
         watcher.shutdown()
         // What the apps used up to now is counted while their counters still exist (SPEC SET-3).
@@ -228,16 +231,24 @@ public struct OffstageDaemonService: Service {
     /// SCH-11; see ``MachineConditionsWatcher/readPressure(_:)``). Where the kernel's
     /// event sockets cannot be opened, the reading is taken once and a warning logged.
     static func watchMachine(
-        engine: DaemonEngine, loop: any EventLoop, pressure: MachinePressureSettings, logger: Logger
+        engine: DaemonEngine, loop: any EventLoop, pressure: MachinePressureSettings, networkManager useNetworkManager: Bool,
+        logger: Logger
     ) -> MachineConditionsWatcher? {
         let apply: @Sendable (MachineReading) -> Void = { reading in
             loop.execute { engine.apply(engine.core.machineReadingChanged(reading, at: engine.now)) }
         }
-        let reader = MachineConditionsReader(pressure: pressure)
+        // NetworkManager's changes reach the watcher once it exists; the first reading reads the value itself.
+        let watching = Mutex<MachineConditionsWatcher?>(nil)
+        let (networkManager, problem) = Self.connectNetworkManager(useNetworkManager, logger: logger) {
+            watching.withLock { $0 }?.rereadNow()
+        }
+        let reader = MachineConditionsReader(pressure: pressure, networkManager: networkManager, problem: problem)
+        logger.info("the network's kind comes from \(reader.networkSource)")
         logPressureSources(reader, pressure, logger: logger)
         do {
             let watcher = try MachineConditionsWatcher(
                 reader: reader, pressurePollInterval: pressure.pollInterval, onChange: apply)
+            watching.withLock { $0 = watcher }
             apply(watcher.current)
             loop.execute {
                 engine.machineWatcher = watcher
@@ -248,6 +259,23 @@ public struct OffstageDaemonService: Service {
             logger.warning("not watching power and network: \(error); read once at start")
             apply(reader.read())
             return nil
+        }
+    }
+
+    /// NetworkManager's metered hint on the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket), or why
+    /// there is none: turned off, or no bus to reach (NetworkManager missing from a reachable bus is no problem: its
+    /// value is then unknown until it appears).
+    static func connectNetworkManager(
+        _ wanted: Bool, logger: Logger, onChange: @escaping @Sendable () -> Void
+    ) -> (NetworkManagerMetered?, String?) {
+        guard wanted else { return (nil, "NetworkManager turned off in the configuration (networkManager)") }
+        let environment = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+        let address = environment.isEmpty ? NetworkManagerMetered.defaultSystemBus : environment
+        do {
+            return (try NetworkManagerMetered(address: address, onChange: onChange), nil)
+        } catch {
+            logger.info("not reading NetworkManager's metered hint: \(error)")
+            return (nil, "no system bus to ask NetworkManager on: \(error)")
         }
     }
 

@@ -11,6 +11,10 @@ public struct MachineConditionsReader: Sendable {
     public let memory: MemoryPressureReader?
     /// Reads the thermal zones; nil reads none.
     public let thermal: ThermalReader?
+    /// NetworkManager's metered hint from the system bus (SPEC SET-1); nil reads the interfaces only.
+    let networkManager: NetworkManagerMetered?
+    /// Why NetworkManager is not read, when it is not.
+    let networkManagerProblem: String?
 
     /// A reader of the given sources; the defaults read the real sysfs for power and network, and neither memory
     /// pressure nor the thermal state (``init(pressure:)`` reads all four from the machine).
@@ -22,6 +26,8 @@ public struct MachineConditionsReader: Sendable {
         self.network = network
         self.memory = memory
         self.thermal = thermal
+        self.networkManager = nil
+        self.networkManagerProblem = nil
     }
 
     /// The real machine's sources, with the configured thresholds.
@@ -29,12 +35,37 @@ public struct MachineConditionsReader: Sendable {
         self.init(memory: MemoryPressureReader(settings: settings), thermal: ThermalReader(settings: settings))
     }
 
+    /// The real machine's sources, with NetworkManager's hint (or why there is none).
+    init(pressure settings: MachinePressureSettings, networkManager: NetworkManagerMetered?, problem: String?) {
+        power = PowerSupplyReader()
+        network = NetworkReader()
+        memory = MemoryPressureReader(settings: settings)
+        thermal = ThermalReader(settings: settings)
+        self.networkManager = networkManager
+        networkManagerProblem = problem
+    }
+
+    /// Where the network's kind comes from, for `offstage status`.
+    var networkSource: String {
+        guard let networkManager else {
+            return "the network interfaces (\(networkManagerProblem ?? "NetworkManager is not read"))"
+        }
+        guard let value = networkManager.value else {
+            return "the network interfaces (NetworkManager is not on the system bus)"
+        }
+        if value.metered == nil { return "the network interfaces (NetworkManager's Metered property is unknown)" }
+        return "NetworkManager's Metered property (\(value))"
+    }
+
     /// What the machine says now. The network is always known (an interface list can always be read: no
     /// interface means none); battery level and charging are nil when the machine has no supply telling them;
     /// memory pressure and the thermal state are nil when their sources cannot be read.
     public func read() -> MachineReading {
         let power = power.read()
-        var reading = MachineReading(batteryLevel: power.batteryLevel, charging: power.charging, network: network.read())
+        var kind = network.read()
+        // NetworkManager knows what the interfaces cannot tell: a hotspot's Wi-Fi, a modem the user said is not metered.
+        if kind != .none, let metered = networkManager?.value?.metered { kind = metered ? .metered : .unmetered }
+        var reading = MachineReading(batteryLevel: power.batteryLevel, charging: power.charging, network: kind)
         readPressure(into: &reading)
         return reading
     }

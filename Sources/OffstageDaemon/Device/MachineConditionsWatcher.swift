@@ -57,6 +57,8 @@ public final class MachineConditionsWatcher: Sendable {
         var pressureWanted = false
         /// Pressure readings taken at the poll interval: for tests that check it stops.
         var pressureReadCount = 0
+        /// A source without a kernel event (NetworkManager) changed: the machine is read again.
+        var rereadWanted = false
     }
 
     /// Where readings come from.
@@ -156,6 +158,16 @@ public final class MachineConditionsWatcher: Sendable {
         }
     }
 
+    /// Reads the machine again on the watcher's thread, and hands the reading on if it changed: for a source the
+    /// kernel does not announce (NetworkManager's metered hint).
+    func rereadNow() {
+        state.withLock { state in
+            guard !state.stopping, !state.descriptorsClosed else { return }
+            state.rereadWanted = true
+            syscalls.eventfdSignal(wake)
+        }
+    }
+
     /// How many times the poll interval has read the pressure sources.
     var pressureReadCount: Int { state.withLock { $0.pressureReadCount } }
 
@@ -202,8 +214,12 @@ public final class MachineConditionsWatcher: Sendable {
                 // Shutdown, or the daemon's wish for pressure readings changed.
                 var counter: UInt64 = 0
                 _ = read(wake, &counter, MemoryLayout<UInt64>.size)
-                let (stopping, wanted) = state.withLock { ($0.stopping, $0.pressureWanted) }
+                let (stopping, wanted, rereadWanted) = state.withLock { state in
+                    defer { state.rereadWanted = false }
+                    return (state.stopping, state.pressureWanted, state.rereadWanted)
+                }
                 if stopping { return }
+                if rereadWanted { reread() }
                 if wanted, let interval {
                     if nextPressureRead == nil {
                         nextPressureRead = clock.now + interval

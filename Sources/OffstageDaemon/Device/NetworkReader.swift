@@ -21,9 +21,9 @@ import OffstageCore
 /// link is taken as a modem, though PPPoE DSL uses one too) and USB tethering to a phone (`ipheth`, `rndis_host`).
 /// Unmetered: Wi-Fi and Ethernet.
 ///
-/// Not read: NetworkManager's metered hint (its `Metered` D-Bus property, set by the user or guessed from an
-/// Android hotspot's beacon) lives only on D-Bus, which the daemon does not speak, and has no file form. So Wi-Fi
-/// from a phone's hotspot reads as unmetered; the CLI override is the way to say otherwise.
+/// Not read here: NetworkManager's metered hint (its `Metered` D-Bus property, set by the user or guessed from an
+/// Android hotspot's beacon) lives only on D-Bus and has no file form. ``NetworkManagerMetered`` reads it, and
+/// ``MachineConditionsReader`` lets it decide, where NetworkManager runs, whether a network that is up is metered.
 public struct NetworkReader: Sendable {
     /// The kernel's network class folder.
     public static let systemRoot = "/sys/class/net"

@@ -284,7 +284,10 @@ extension DaemonEngine {
         let dataControls = network.status
         return ControlInterface.StatusReply(
             version: offstageVersion, pid: getpid(), freezer: control.kind.rawValue, freezerReason: freezerReason,
-            dataControls: dataControls.state, dataControlsDetail: dataControls.detail, stateDirectory: paths.root, socket: configuration.socketPath,
+            dataControls: dataControls.state, dataControlsDetail: dataControls.detail,
+            networkSource: machineWatcher?.reader.networkSource
+                ?? "the network interfaces, read once at start (the kernel's change events cannot be watched here)",
+            stateDirectory: paths.root, socket: configuration.socketPath,
             foregroundApp: core.device.foregroundApp?.rawValue, locked: core.device.locked,
             interruption: core.device.interruption != nil, apps: core.apps.count)
     }

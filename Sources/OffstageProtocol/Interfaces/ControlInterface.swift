@@ -116,6 +116,9 @@ public enum ControlInterface {
           freezerReason: string,
           dataControls: string,
           dataControlsDetail: string,
+          # where the network's kind (metered or not) comes from: NetworkManager's Metered property, or the interfaces
+          # and why (SET-1)
+          networkSource: string,
           stateDirectory: string,
           socket: string,
           foregroundApp: ?string,
@@ -595,6 +598,8 @@ public enum ControlInterface {
         public var dataControls: String
         /// The nftables table, or why the controls are advisory and the fix.
         public var dataControlsDetail: String
+        /// Where the network's kind comes from (SPEC SET-1).
+        public var networkSource: String
         public var stateDirectory: String
         public var socket: String
         public var foregroundApp: String?
@@ -603,9 +608,10 @@ public enum ControlInterface {
         public var apps: Int
         public init(
             version: String, pid: Int32, freezer: String, freezerReason: String, dataControls: String,
-            dataControlsDetail: String, stateDirectory: String, socket: String, foregroundApp: String?, locked: Bool,
-            interruption: Bool, apps: Int
+            dataControlsDetail: String, networkSource: String, stateDirectory: String, socket: String, foregroundApp: String?,
+            locked: Bool, interruption: Bool, apps: Int
         ) {
+            self.networkSource = networkSource
             self.version = version
             self.pid = pid
             self.freezer = freezer
