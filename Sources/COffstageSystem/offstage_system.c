@@ -98,6 +98,10 @@ int offstage_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }
 
+int offstage_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : errno;
+}
+
 pid_t offstage_fork_exiting_child(void) {
     // Signals blocked so no handler of the parent runs in the child before it exits.
     sigset_t all;

@@ -81,8 +81,8 @@ extension Table {
     static func usageByDay(_ reply: ControlInterface.UsageReply) -> String {
         guard let app = reply.apps.first else { return header(reply) }
         var days: [String: AppUsage] = [:]
-        for row in reply.rows where row.app == app.app { days[row.date, default: AppUsage()].add(row) }
-        for memory in reply.memory where memory.app == app.app { days[memory.date, default: AppUsage()].peak = memory.peakBytes }
+        for row in reply.rows where row.app == app.app { days[row.date ?? "window", default: AppUsage()].add(row) }
+        for memory in reply.memory where memory.app == app.app { days[memory.date ?? "window", default: AppUsage()].peak = memory.peakBytes }
         // Day by day there is no memory now: only each day's peak.
         func dayCells(_ usage: AppUsage) -> [String] { usage.cells(memoryNow: nil).enumerated().filter { $0.offset != 7 }.map(\.element) }
         var rows = [["DATE"] + usageColumns.filter { $0 != "MEMORY" }]

@@ -123,6 +123,12 @@ final class CrashRun {
     var seenPids: Set<Int32> = []
     /// The usage rows last shown, by app, day and kind (SPEC SET-3).
     var usageSeen: [String: ControlInterface.UsageRow] = [:]
+    /// Where the usage window starts: the day before the run began, fixed for the whole run.
+    let usageSince: String = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date().addingTimeInterval(-86_400))
+    }()
 
     init(seed: UInt64) throws {
         random = SeededGenerator(seed: seed)

@@ -6,7 +6,7 @@ import OffstageProtocol
 extension CrashRun {
     /// A row's place: app, day, foreground or background, metered or not.
     static func usageKey(_ row: ControlInterface.UsageRow) -> String {
-        "\(row.app) \(row.date) \(row.foreground ? "foreground" : "background") \(row.metered ? "metered" : "unmetered")"
+        "\(row.app) \(row.date ?? "window") \(row.foreground ? "foreground" : "background") \(row.metered ? "metered" : "unmetered")"
     }
 
     /// An uninstall (acknowledged or not) may delete the app's usage: what was seen of it is forgotten.
@@ -15,7 +15,8 @@ extension CrashRun {
     }
 
     func checkUsage() throws {
-        let reply = try daemon.json(["usage", "--since", "30d"], as: ControlInterface.UsageReply.self)
+        // A window that does not move during the run: the day before the run began, on.
+        let reply = try daemon.json(["usage", "--since", usageSince], as: ControlInterface.UsageReply.self)
         let installed = Set(reply.apps.map(\.app))
         var now: [String: ControlInterface.UsageRow] = [:]
         for row in reply.rows {

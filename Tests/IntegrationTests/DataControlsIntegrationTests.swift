@@ -215,3 +215,22 @@ struct DataControlsIntegrationTests {
         }
     }
 }
+
+@Suite("Data controls turned off (SPEC SET-2)")
+struct DataControlsTurnedOffTests {
+    @Test("SET-2: with dataControls off the daemon leaves the firewall alone, and status and usage say the controls are advisory and why")
+    func turnedOff() throws {
+        var settings = DaemonHarness.fastTimings
+        settings["dataControls"] = .bool(false)
+        try withDaemon(settings: settings) { daemon in
+            let status = try DataControlsIntegrationTests.status(daemon)
+            #expect(status.dataControls == "advisory")
+            #expect(status.dataControlsDetail == "turned off in the configuration (dataControls); to enforce them, set dataControls to true")
+            let usage = try JSONDecoder().decode(
+                ControlInterface.UsageReply.self, from: Data(try daemon.ok("--json", "usage").utf8))
+            #expect(usage.bytesCounted == "advisory")
+            #expect(try daemon.ok("usage").contains("not counted (data controls advisory"))
+            if Nftables.usable { #expect(try DataControlsIntegrationTests.table(daemon) == nil, "no table of its own") }
+        }
+    }
+}

@@ -10,8 +10,11 @@ enum Products {
         return executable.deletingLastPathComponent().path
     }()
 
+    /// The executable `name`; `OFFSTAGE_BENCH_OFFSTAGED` names another `offstaged` to measure (an earlier build, to
+    /// compare two trees on the same machine in the same hour).
     static func path(_ name: String) throws -> String {
-        let path = directory + "/" + name
+        let other = name == "offstaged" ? ProcessInfo.processInfo.environment["OFFSTAGE_BENCH_OFFSTAGED"] : nil
+        let path = other ?? directory + "/" + name
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw BenchError("\(path) is missing; build with `swift package --package-path Benchmarks benchmark`")
         }
@@ -79,6 +82,14 @@ final class DaemonFixture: @unchecked Sendable {
             outputPath: root + "/daemon.log")
         daemon = process
         return process
+    }
+
+    /// Stops the daemon gracefully (SIGTERM) and waits for it; `start()` starts it again on the same state.
+    func stop() {
+        connection?.close()
+        connection = nil
+        daemon?.stop(grace: 30)
+        daemon = nil
     }
 
     /// kill -9 of the daemon, then reaps it: its apps live on, its cgroups stay, and a daemon started next on the

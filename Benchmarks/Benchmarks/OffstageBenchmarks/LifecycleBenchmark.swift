@@ -44,17 +44,9 @@ enum LifecycleBenchmark {
         try daemon.start()
         let freezer = try daemon.status().freezer
 
-        let reportPath = daemon.root + "/stamps.sock"
-        let stamps = try UnixSocket.bindDatagram(path: reportPath)
-        defer { close(stamps) }
         let id = "bench.lifecycle"
-        try daemon.install(try daemon.probeBundle(id: id, arguments: ["--lifecycle", "--report", reportPath]))
-
-        // Launch (not measured), then wait for the first did-become-active.
-        try daemon.open(id)
-        _ = try receiveStamp(stamps, timeoutMilliseconds: 30_000)
-        guard let appPid = try daemon.waitFor(id, "active").pid else { throw BenchError("\(id) has no pid") }
-        let appObserver = try FreezeObservers.forApp(pid: appPid, freezer: freezer)
+        let rig = try LifecycleRig(daemon, id: id, freezer: freezer)
+        let (appPid, appObserver) = (rig.appPid, rig.observer)
 
         // The baseline process: the echo helper, blocked in recv like an idle app, with a connection to it.
         let baseline = try EchoBaseline(in: daemon)
@@ -71,22 +63,6 @@ enum LifecycleBenchmark {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 8)
         defer { buffer.deallocate() }
 
-        // The Home and Open calls go out on a connection of the benchmark's own, and their replies are read after the
-        // step: the daemon acknowledges a call once what it changed is on disk, which may be after the app is frozen,
-        // and waiting for the reply first would time the disk, not the freeze.
-        let control = try UnixSocket.connect(path: daemon.socket)
-        defer { close(control) }
-        let homeCall = try [UInt8](VarlinkCodec.encodeCall(ControlInterface.Method.home, NoParameters())) + [0]
-        let openCall = try [UInt8](VarlinkCodec.encodeCall(ControlInterface.Method.open, ControlInterface.AppParameters(id: id)))
-            + [0]
-        func send(_ call: [UInt8]) throws { try call.withUnsafeBytes { try UnixSocket.writeAll(control, $0) } }
-        func awaitReply(_ what: String) throws {
-            let length = try UnixSocket.readMessage(control, into: buffer)
-            guard length > 0 else { throw BenchError("the daemon closed the connection instead of answering \(what)") }
-            let reply = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[0..<(length - 1)]), as: UTF8.self)
-            if reply.contains("\"error\"") { throw BenchError("\(what) failed: \(reply)") }
-        }
-
         var samples = Samples()
         var wakeups = WakeupCounter([("daemon", daemon.pid), ("app", appPid)])
         for iteration in 0..<(warmup + iterations) {
@@ -101,13 +77,9 @@ enum LifecycleBenchmark {
 
             // Home → frozen.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
-            appObserver.sync()
             wakeups.begin(record ? "home" : nil)
-            let homeStart = MonotonicClock.now()
-            try send(homeCall)
-            let appFrozen = try appObserver.wait(frozen: true, timeoutSeconds: 5)
-            try awaitReply("Home")
-            let homeAcknowledged = MonotonicClock.now()
+            let trip = try rig.home()
+            let (homeStart, appFrozen, homeAcknowledged) = (trip.start, trip.frozen, trip.acknowledged)
 
             // Raw thaw + one round trip of a callback's size.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
@@ -120,10 +92,7 @@ enum LifecycleBenchmark {
             // Open → did-become-active.
             MonotonicClock.sleep(milliseconds: gapMilliseconds)
             wakeups.begin(record ? "open" : nil)
-            let openStart = MonotonicClock.now()
-            try send(openCall)
-            let stamp = try receiveStamp(stamps, timeoutMilliseconds: 10_000)
-            try awaitReply("Open")
+            let (openStart, stamp) = try rig.open()
 
             if iteration == warmup + iterations - 1 {
                 // The last open's trailing work (its store write, the reply) is counted too.

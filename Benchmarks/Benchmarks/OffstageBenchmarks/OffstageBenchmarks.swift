@@ -89,6 +89,23 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Data controls: throughput, setting → rule, lifecycle with rules",
+        configuration: once(
+            [Metrics.dataControlsThroughput, Metrics.dataControlsBareThroughput, Metrics.settingToRule, Metrics.rawRule,
+             Metrics.homeFrozenRuled, Metrics.openActiveRuled],
+            seconds: 600)
+    ) { benchmark in
+        try DataControlsBenchmark.run(benchmark)
+    }
+
+    Benchmark(
+        "Usage memory: 1,000 apps, 31 days",
+        configuration: once([Metrics.usageRSS, Metrics.usageBareRSS], seconds: 600)
+    ) { benchmark in
+        try UsageMemoryBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Transfer kill -9: bytes fetched again per kill",
         configuration: once([Metrics.transferKillWritten, Metrics.transferKillSent], seconds: 600)
     ) { benchmark in

@@ -53,6 +53,7 @@ enum Report {
 enum Metrics {
     static func latency(_ name: String) -> BenchmarkMetric { .custom(name + " (ns)", polarity: .prefersSmaller, useScalingFactor: false) }
     static func count(_ name: String) -> BenchmarkMetric { .custom(name, polarity: .prefersSmaller, useScalingFactor: false) }
+    static func rate(_ name: String) -> BenchmarkMetric { .custom(name, polarity: .prefersLarger, useScalingFactor: false) }
 
     static let sdkPair = latency("SDK begin+end pair")
     static let sdkBegin = latency("SDK beginBackgroundTask")
@@ -65,6 +66,15 @@ enum Metrics {
     static let rawFreeze = latency("raw cgroup freeze")
     static let openActive = latency("open → did-become-active")
     static let rawThaw = latency("raw thaw + socket round trip")
+
+    static let dataControlsThroughput = rate("curl in an app's cgroup with its rules (MB/s)")
+    static let dataControlsBareThroughput = rate("curl in a cgroup without rules (MB/s)")
+    static let settingToRule = latency("background data off → connections refused")
+    static let rawRule = latency("the same rule added with libnftables")
+    static let usageRSS = count("daemon VmRSS, 1,000 apps and 31 days of usage (kB)")
+    static let usageBareRSS = count("daemon VmRSS, 1,000 apps and no usage (kB)")
+    static let homeFrozenRuled = latency("home → frozen, a block each trip")
+    static let openActiveRuled = latency("open → did-become-active, a lift each trip")
 
     static let voipWake = latency("VoIP socket data → handler runs")
     static let bareThawRead = latency("bare thaw + read")

@@ -7,6 +7,9 @@ import OffstageBenchKit
 ///   the request asks for (``EchoWire``). Connections are served one after another.
 /// - `tick`: a 1 Hz timer (an absolute `clock_nanosleep` loop), the idle-wake-ups baseline: about 60 wake-ups in
 ///   60 seconds.
+/// - `connect-loop PORT REPORT`: connects to 127.0.0.1:PORT again and again (closing each connection with a reset,
+///   so no port is left in TIME_WAIT) and sends a datagram `ok NS` or `refused NS` (CLOCK_MONOTONIC) to the Unix
+///   socket REPORT whenever the outcome changes: what a rule on its sockets does, as the process sees it.
 @main
 struct OffstageBenchHelper {
     static func main() {
@@ -20,8 +23,15 @@ struct OffstageBenchHelper {
             }
         case "tick":
             tick()
+        case "connect-loop" where arguments.count > 3:
+            guard let port = UInt16(arguments[2]) else { fail("connect-loop: \(arguments[2]) is not a port") }
+            do {
+                try connectLoop(port: port, report: arguments[3])
+            } catch {
+                fail("connect-loop: \(error)")
+            }
         default:
-            fail("usage: OffstageBenchHelper echo SOCKET | tick")
+            fail("usage: OffstageBenchHelper echo SOCKET | tick | connect-loop PORT REPORT")
         }
     }
 
@@ -63,6 +73,34 @@ struct OffstageBenchHelper {
         while true {
             next.tv_sec += 1
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nil) == EINTR {}
+        }
+    }
+
+    static func connectLoop(port: UInt16, report: String) throws {
+        let reporter = try UnixSocket.datagram()
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var last: Bool?
+        var pause = timespec(tv_sec: 0, tv_nsec: 50_000)
+        while true {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw SystemCallError("socket") }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            } == 0
+            let at = MonotonicClock.now()
+            close(fd)
+            if connected != last {
+                last = connected
+                try UnixSocket.send(reporter, datagram: Array("\(connected ? "ok" : "refused") \(at)".utf8), to: report)
+            }
+            nanosleep(&pause, nil)
         }
     }
 

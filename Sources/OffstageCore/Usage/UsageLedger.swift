@@ -60,13 +60,19 @@ public struct UsageLedger: Sendable {
     /// The apps with an open context.
     public var openApps: [AppID] { segments.keys.sorted() }
 
-    /// Applies a change, with the counters of the apps it names read as it happened.
-    public mutating func apply(_ change: UsageChange, readings: [AppID: UsageReading] = [:]) {
+    /// Applies a change, with the counters of the apps it names read as it happened (or a little after).
+    /// - Parameter bases: where the counters of an app stood when its count last stopped (its last reading, or when
+    ///   they were made): an app that starts again (a launch) counts from there, not from a reading that may have come
+    ///   after its first bytes. Its counters do not move while it has no process.
+    public mutating func apply(
+        _ change: UsageChange, readings: [AppID: UsageReading] = [:], bases: [AppID: UsageReading] = [:]
+    ) {
         for id in change.contexts.keys.sorted() {
             let reading = readings[id] ?? UsageReading()
+            let started = segments[id] == nil
             close(id, at: change.at, reading)
             guard case .some(.some(let context)) = change.contexts[id] else { continue }
-            segments[id] = Segment(context: context, base: reading)
+            segments[id] = Segment(context: context, base: started ? Self.base(bases[id], reading) : reading)
             newestDay = max(newestDay, context.day)
             if context.wakeUp { figures[UsageKey(id, context), default: .init()].wakeUps += 1 }
         }
@@ -129,6 +135,18 @@ public struct UsageLedger: Sendable {
             let day = UsageDay(app: id, day: segment.context.day)
             if memory[day] == nil { memory[day] = MemoryFigures(last: bytes, peak: bytes) } else { memory[day]?.add(bytes) }
         }
+    }
+
+    /// Each counter's base: where it stood when the count stopped, where that is known and not ahead of now.
+    static func base(_ stopped: UsageReading?, _ now: UsageReading) -> UsageReading {
+        guard let stopped else { return now }
+        func pick(_ old: Int64?, _ new: Int64?) -> Int64? {
+            guard let old, let new, old <= new else { return new }
+            return old
+        }
+        return UsageReading(
+            received: pick(stopped.received, now.received), sent: pick(stopped.sent, now.sent),
+            cpuMicroseconds: pick(stopped.cpuMicroseconds, now.cpuMicroseconds), memoryBytes: now.memoryBytes)
     }
 
     /// What a counter moved from `before` to `now`: nothing when either is unknown; a counter that went back was made

@@ -116,6 +116,9 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// The scheduling policy's knobs (SPEC SCH-5, SCH-7), as an object under `policy` with any subset of
     /// ``AdaptivePolicy``'s: `{"policy": {"resumeThreshold": 0.6}}`. Defaults: those of ``AdaptivePolicy``.
     public var policy = AdaptivePolicy()
+    /// Whether the user's data controls are enforced by the kernel with nftables rules on the apps' sockets, and
+    /// their bytes counted (SPEC SET-2, SET-3). Off, the controls hold only the scheduler and the transfers. Default on.
+    public var dataControls = true
     /// Whether the network's metered hint is read from NetworkManager on the system bus (SPEC SET-1). Default on.
     public var networkManager = true
     /// Days of per-app usage kept (`offstage usage`, SPEC SET-3), today included. Default 31.
@@ -132,6 +135,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
         case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval, networkManager
+        case dataControls
     }
 
     /// How the usage recorder keeps what it counts.
@@ -211,6 +215,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         historyMaxAge = try seconds(.historyMaxAge, defaults.historyMaxAge, in: 60 ... longest)
         historyRowsPerApp = try count(.historyRowsPerApp, defaults.historyRowsPerApp, in: 10 ... 10_000_000)
         networkManager = try container.decodeIfPresent(Bool.self, forKey: .networkManager) ?? defaults.networkManager
+        dataControls = try container.decodeIfPresent(Bool.self, forKey: .dataControls) ?? defaults.dataControls
         usageDaysKept = try count(.usageDaysKept, defaults.usageDaysKept, in: 1 ... 3_660)
         usageWriteInterval = try seconds(.usageWriteInterval, defaults.usageWriteInterval, in: 0 ... 3_600)
     }

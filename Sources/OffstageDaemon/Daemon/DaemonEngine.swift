@@ -121,7 +121,7 @@ public final class DaemonEngine: @unchecked Sendable {
         self.network = network ?? NetworkFilter(
             advisory: "the daemon was started without a network filter", fix: "start it as offstaged does", logger: logger,
             metrics: metrics)
-        self.usage = UsageRecorder(
+        self.usage = try UsageRecorder(
             settings: configuration.daemon.usage, network: self.network, control: control, store: store, logger: logger)
         self.metrics = metrics
         self.threadPool = threadPool
@@ -317,8 +317,9 @@ public final class DaemonEngine: @unchecked Sendable {
         if let group = groups[id] { return group }
         let group = try control.makeGroup(forApp: id.rawValue)
         groups[id] = group
-        // Its rules exist before any of its processes runs (SPEC SET-2).
+        // Its rules exist before any of its processes runs (SPEC SET-2), and its counters start there (SPEC SET-3).
         network.register(id, group, restriction: core.network.restricted[id])
+        usage.registered(id, group)
         return group
     }
 

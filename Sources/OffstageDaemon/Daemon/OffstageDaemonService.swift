@@ -61,9 +61,13 @@ public struct OffstageDaemonService: Service {
             let freezerReason: String
             (control, freezerReason) = try Self.processControl(configuration, logger: logger)
             logger.info("freezer: \(control.kind.rawValue) (\(freezerReason))")
-            network = NetworkFilter.start(
-                instanceName: Self.instanceName(for: configuration.stateDirectory), control: control, logger: logger,
-                metrics: metrics)
+            network = configuration.daemon.dataControls
+                ? NetworkFilter.start(
+                    instanceName: Self.instanceName(for: configuration.stateDirectory), control: control, logger: logger,
+                    metrics: metrics)
+                : NetworkFilter(
+                    advisory: "turned off in the configuration (dataControls)", fix: "set dataControls to true",
+                    logger: logger, metrics: metrics)
             threadPool.start()
             engine = try await loop.submit { [control, store, network] in
                 try DaemonEngine(

@@ -95,6 +95,45 @@ extension OffstageStore {
         }
     }
 
+    /// Every app's usage from `firstDay` on, summed by SQLite over the days: one figure per app, in front or not and
+    /// metered or not (keyed by its latest day), and one memory per app (the last reading of its latest day, the peak
+    /// of all). A thousand apps over a month are 124,000 rows: they are never brought into the daemon one by one.
+    public func usageSummed(fromDay firstDay: Int64) throws -> StoredUsage {
+        try database.read { db in
+            var stored = StoredUsage()
+            let figures = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT app, foreground, metered, MAX(day) AS day, SUM(received) AS received, SUM(sent) AS sent,
+                        SUM(transferReceived) AS transferReceived, SUM(transferSent) AS transferSent,
+                        SUM(cpuMicroseconds) AS cpuMicroseconds, SUM(seconds) AS seconds, SUM(wakeUps) AS wakeUps
+                    FROM usage WHERE day >= ? GROUP BY app, foreground, metered
+                    """,
+                arguments: [firstDay])
+            while let row = try figures.next() {
+                guard let id = AppID.validated(row["app"]) else { continue }
+                let key = UsageKey(app: id, day: row["day"], foreground: row["foreground"], metered: row["metered"])
+                stored.figures[key] = UsageFigures(
+                    received: row["received"], sent: row["sent"], transferReceived: row["transferReceived"],
+                    transferSent: row["transferSent"], cpuMicroseconds: row["cpuMicroseconds"], seconds: row["seconds"],
+                    wakeUps: row["wakeUps"])
+            }
+            let memory = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT m.app AS app, m.day AS day, m.last AS last, p.peak AS peak FROM usage_memory m
+                    JOIN (SELECT app, MAX(day) AS day, MAX(peak) AS peak FROM usage_memory WHERE day >= ? GROUP BY app) p
+                    ON m.app = p.app AND m.day = p.day
+                    """,
+                arguments: [firstDay])
+            while let row = try memory.next() {
+                guard let id = AppID.validated(row["app"]) else { continue }
+                stored.memory[UsageDay(app: id, day: row["day"])] = MemoryFigures(last: row["last"], peak: row["peak"])
+            }
+            return stored
+        }
+    }
+
     /// Deletes an uninstalled app's usage.
     public func deleteUsage(of app: AppID) throws {
         try write(.usage) { db in

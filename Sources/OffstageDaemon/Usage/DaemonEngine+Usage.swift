@@ -15,23 +15,13 @@ extension DaemonEngine {
         usage.record(change, sources: sources)
     }
 
-    /// `io.offstage.Control.ListApps`: the apps as the core has them now, with the memory of those that run, read off
-    /// the loop (SPEC SET-3).
+    /// `io.offstage.Control.ListApps`: the apps as the core has them now, with the memory of those that run at its
+    /// latest reading (SPEC SET-3).
     func listApps(_ responder: VarlinkResponder) {
-        let statuses = core.statuses(at: now)
-        var sources: [AppID: UsageRecorder.Source] = [:]
-        for status in statuses {
-            guard let pid = status.pid, let group = groups[status.id] else { continue }
-            sources[status.id] = UsageRecorder.Source(group: group, leader: pid)
-        }
-        guard !sources.isEmpty else {
-            responder.reply(ControlInterface.AppsReply(apps: statuses.map { ControlInterface.App($0) }))
-            return
-        }
-        let (usage, running) = (usage, sources)
-        eventLoop.makeFutureWithTask { await usage.memory(of: running) }.whenSuccess { memory in
-            responder.reply(ControlInterface.AppsReply(apps: statuses.map { ControlInterface.App($0, memoryBytes: memory[$0.id]) }))
-        }
+        let memory = usage.latestMemory()
+        responder.reply(ControlInterface.AppsReply(apps: core.statuses(at: now).map { status in
+            ControlInterface.App(status, memoryBytes: status.pid == nil ? nil : memory[status.id])
+        }))
     }
 }
 
@@ -61,6 +51,8 @@ extension DaemonEngine {
 
     private func usageReply(_ stored: OffstageStore.StoredUsage, app: AppID?, from: Instant, to now: Instant) -> ControlInterface.UsageReply {
         let today = core.localDay(now)
+        // Every app comes summed over the window (a thousand apps over a month stay a small reply); one app by day.
+        let shown = stored
         let ids = app.map { [$0] } ?? core.apps.keys.sorted()
         let apps = ids.compactMap { id -> ControlInterface.UsageApp? in
             guard let entry = core.apps[id] else { return nil }
@@ -70,8 +62,8 @@ extension DaemonEngine {
         return ControlInterface.UsageReply(
             from: from.secondsSinceEpoch, to: now.secondsSinceEpoch, daysKept: usage.settings.daysKept,
             bytesCounted: network.status.state == "advisory" ? "advisory" : "enforced",
-            rows: stored.figures.sorted { $0.key < $1.key }.map { ControlInterface.UsageRow($0.key, $0.value) },
-            memory: stored.memory.sorted { $0.key < $1.key }.map { ControlInterface.UsageMemory($0.key, $0.value) },
+            rows: shown.figures.sorted { $0.key < $1.key }.map { ControlInterface.UsageRow($0.key, $0.value, summed: app == nil) },
+            memory: shown.memory.sorted { $0.key < $1.key }.map { ControlInterface.UsageMemory($0.key, $0.value, summed: app == nil) },
             apps: apps)
     }
 }

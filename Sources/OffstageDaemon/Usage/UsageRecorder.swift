@@ -9,7 +9,8 @@ import Synchronization
 /// ``UsageLedger`` adds what they moved to the context that ended.
 ///
 /// Readings are taken on the recorder's own thread, never on a lifecycle transition's path: a change is handed over
-/// in one call that only queues it. Figures are kept in memory and written to the store as one transaction at most
+/// in one call that only queues it, and the thread runs at a low priority (``LowPriorityWorker``), so on a busy device
+/// the readings mostly wait until the transitions are done instead of slowing them. Figures are kept in memory and written to the store as one transaction at most
 /// once a ``Settings/writeInterval`` (and on a new day, on a query, at a clean stop), so a busy device does not write
 /// at every transition; a daemon killed with -9 loses at most that much of what it had counted (decision 0052).
 final class UsageRecorder: Sendable {
@@ -32,6 +33,8 @@ final class UsageRecorder: Sendable {
     private struct State: Sendable {
         var ledger = UsageLedger()
         var sources: [AppID: Source] = [:]
+        /// Each app's counters at its latest reading, or when they were made: where a new count starts.
+        var bases: [AppID: UsageReading] = [:]
         var writtenAt: Int64 = DaemonMetrics.monotonicNanoseconds()
         /// The newest day at the last write: a later one writes at once (and drops the days no longer kept).
         var writtenDay: Int64 = .min
@@ -44,14 +47,21 @@ final class UsageRecorder: Sendable {
     private let reader: AppResourceReader
     private let store: OffstageStore
     private let logger: Logger
-    private let queue = DispatchQueue(label: "offstage.usage")
+    /// Readings are never in a hurry: they run at a low priority.
+    private let queue: LowPriorityWorker
     /// Touched only on `queue`; the lock makes that checkable.
     private let state = Mutex(State())
+    /// Each running app's memory at its latest reading.
+    private let memoryNow = Mutex<[AppID: Int64]>([:])
+    /// Counters as they stood when apps' groups were made, handed over by the loop (see ``registered(_:_:)``).
+    private let madeAt = Mutex<[AppID: UsageReading]>([:])
 
     init(
         settings: Settings = .init(), network: NetworkFilter, control: any ProcessControl, store: OffstageStore,
         logger: Logger, reader: AppResourceReader = .init()
-    ) {
+    ) throws {
+        queue = try LowPriorityWorker(name: "offstage-usage")
+        if !queue.lowered { logger.info("the usage recorder runs at normal priority (its nice value could not be raised)") }
         self.settings = settings
         self.network = network
         self.control = control
@@ -66,9 +76,14 @@ final class UsageRecorder: Sendable {
             state.withLock { state in
                 guard !state.stopped else { return }
                 state.sources.merge(sources) { _, new in new }
+                state.bases.merge(madeAt.withLock { made in defer { made = [:] }; return made }) { _, made in made }
                 let readings = read(change.contexts.keys.sorted(), state.sources)
-                state.ledger.apply(change, readings: readings)
-                for case (let id, nil) in change.contexts { state.sources[id] = nil }
+                state.ledger.apply(change, readings: readings, bases: state.bases)
+                for (id, reading) in readings { state.bases[id] = reading }
+                for case (let id, nil) in change.contexts {
+                    state.sources[id] = nil
+                    memoryNow.withLock { $0[id] = nil }
+                }
                 let interval = Int64(settings.writeInterval * 1e9)
                 if state.ledger.newestDay > state.writtenDay
                     || DaemonMetrics.monotonicNanoseconds() &- state.writtenAt >= interval
@@ -79,12 +94,21 @@ final class UsageRecorder: Sendable {
         }
     }
 
+    /// The app's group was just made, before any of its processes runs: its traffic counters start at zero, and its
+    /// CPU is read now (one small file), so that its first count starts there even if the first reading comes late.
+    func registered(_ id: AppID, _ group: AppGroup) {
+        let base = UsageReading(received: 0, sent: 0, cpuMicroseconds: reader.cpuMicroseconds(group: group, members: []))
+        madeAt.withLock { $0[id] = base }
+    }
+
     /// Forgets an uninstalled app: what was counted for it, and its rows.
     func forget(_ id: AppID) {
         queue.async { [self] in
             state.withLock { state in
                 state.ledger.forget(id)
                 state.sources[id] = nil
+                state.bases[id] = nil
+                memoryNow.withLock { $0[id] = nil }
             }
             do { try store.deleteUsage(of: id) } catch { logger.error("could not delete the usage of \(id): \(error)") }
         }
@@ -93,38 +117,34 @@ final class UsageRecorder: Sendable {
     /// What the apps (or one) used from `firstDay` on, with the running apps' counters read now.
     func usage(of app: AppID?, fromDay firstDay: Int64, at now: Instant) async throws -> OffstageStore.StoredUsage {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { [self] in
+            let accepted = queue.async { [self] in
                 let result = state.withLock { state in
                     Result { () throws -> OffstageStore.StoredUsage in
                         if !state.stopped { readOpen(app.map { [$0] } ?? state.ledger.openApps, now, &state) }
                         write(&state)
-                        return try store.usage(of: app, fromDay: firstDay)
+                        return try stored(app, firstDay)
                     }
                 }
                 continuation.resume(with: result)
             }
+            // Stopped (the daemon is going down): what the store holds, without reading the apps again.
+            if !accepted { continuation.resume(with: Result { try stored(app, firstDay) }) }
         }
     }
 
-    /// The memory of the apps given now, read on the recorder's thread; an app whose processes cannot be read is left
-    /// out.
-    func memory(of sources: [AppID: Source]) async -> [AppID: Int64] {
-        await withCheckedContinuation { continuation in
-            queue.async { [self] in
-                var memory: [AppID: Int64] = [:]
-                for (id, source) in sources {
-                    let members = source.leader.map { control.members(of: source.group, leader: $0) } ?? []
-                    memory[id] = reader.memoryBytes(members: members)
-                }
-                continuation.resume(returning: memory)
-            }
-        }
+    /// One app day by day, or every app summed over the window.
+    private func stored(_ app: AppID?, _ firstDay: Int64) throws -> OffstageStore.StoredUsage {
+        try app.map { try store.usage(of: $0, fromDay: firstDay) } ?? store.usageSummed(fromDay: firstDay)
     }
+
+    /// Each running app's memory at its latest reading (its last change of context, or a usage query), in bytes:
+    /// what `offstage apps` shows, at no cost to the call (a fresh reading of a process's PSS walks its page tables).
+    func latestMemory() -> [AppID: Int64] { memoryNow.withLock { $0 } }
 
     /// Counts what every running app used up to now and writes it: at a clean stop, before the traffic counters go
     /// with the daemon's table and the CPU counters with the apps' groups.
     func stop(at now: Instant) {
-        queue.sync {
+        queue.sync { [self] in
             state.withLock { state in
                 guard !state.stopped else { return }
                 readOpen(state.ledger.openApps, now, &state)
@@ -132,15 +152,20 @@ final class UsageRecorder: Sendable {
                 state.stopped = true
             }
         }
+        queue.stop()
     }
 
     /// Waits until every change handed over so far is counted (tests).
     func settle() { queue.sync {} }
 
+    deinit { queue.stop() }
+
     // MARK: On the recorder's thread
 
     private func readOpen(_ ids: [AppID], _ now: Instant, _ state: inout State) {
-        state.ledger.readOpen(ids, at: now, readings: read(ids, state.sources))
+        let readings = read(ids, state.sources)
+        state.ledger.readOpen(ids, at: now, readings: readings)
+        for (id, reading) in readings { state.bases[id] = reading }
     }
 
     /// Reads the counters of the apps given: their traffic in one nftables call, their CPU and memory one by one.
@@ -154,6 +179,7 @@ final class UsageRecorder: Sendable {
                 reading.cpuMicroseconds = reader.cpuMicroseconds(group: source.group, members: members)
                 reading.memoryBytes = reader.memoryBytes(members: members)
             }
+            if let memory = reading.memoryBytes { memoryNow.withLock { $0[id] = memory } }
             readings[id] = reading
         }
         return readings

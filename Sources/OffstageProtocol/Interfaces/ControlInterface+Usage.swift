@@ -17,11 +17,11 @@ extension ControlInterface {
         }
     }
 
-    /// What one app used in one part of one day.
+    /// What one app used in one part of one day, or of the whole window.
     public struct UsageRow: Codable, Hashable, Sendable {
         public var app: String
-        /// The local date, `YYYY-MM-DD`.
-        public var date: String
+        /// The local date, `YYYY-MM-DD`; nil in a sum over the window.
+        public var date: String?
         public var foreground: Bool
         public var metered: Bool
         public var received: Int64
@@ -32,10 +32,10 @@ extension ControlInterface {
         public var seconds: Double
         public var wakeUps: Int64
 
-        /// The wire form of stored figures.
-        public init(_ key: UsageKey, _ figures: UsageFigures) {
+        /// The wire form of stored figures: of the key's day, or (`summed`) of the window.
+        public init(_ key: UsageKey, _ figures: UsageFigures, summed: Bool = false) {
             app = key.app.rawValue
-            date = UsageDate.text(ofDay: key.day)
+            date = summed ? nil : UsageDate.text(ofDay: key.day)
             foreground = key.foreground
             metered = key.metered
             received = figures.received
@@ -47,6 +47,21 @@ extension ControlInterface {
             wakeUps = figures.wakeUps
         }
 
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(app, forKey: .app)
+            try container.encode(date, forKey: .date)
+            try container.encode(foreground, forKey: .foreground)
+            try container.encode(metered, forKey: .metered)
+            try container.encode(received, forKey: .received)
+            try container.encode(sent, forKey: .sent)
+            try container.encode(transferReceived, forKey: .transferReceived)
+            try container.encode(transferSent, forKey: .transferSent)
+            try container.encode(cpuSeconds, forKey: .cpuSeconds)
+            try container.encode(seconds, forKey: .seconds)
+            try container.encode(wakeUps, forKey: .wakeUps)
+        }
+
         /// The figures again (the CLI sums them).
         public var figures: UsageFigures {
             UsageFigures(
@@ -55,19 +70,28 @@ extension ControlInterface {
         }
     }
 
-    /// An app's memory on one day.
+    /// An app's memory on one day, or over the window.
     public struct UsageMemory: Codable, Hashable, Sendable {
         public var app: String
-        public var date: String
+        /// The local date; nil over the window.
+        public var date: String?
         public var lastBytes: Int64
         public var peakBytes: Int64
 
-        /// The wire form of a stored reading.
-        public init(_ key: UsageDay, _ memory: MemoryFigures) {
+        /// The wire form of a stored reading: of the key's day, or (`summed`) of the window up to that day.
+        public init(_ key: UsageDay, _ memory: MemoryFigures, summed: Bool = false) {
             app = key.app.rawValue
-            date = UsageDate.text(ofDay: key.day)
+            date = summed ? nil : UsageDate.text(ofDay: key.day)
             lastBytes = memory.last
             peakBytes = memory.peak
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(app, forKey: .app)
+            try container.encode(date, forKey: .date)
+            try container.encode(lastBytes, forKey: .lastBytes)
+            try container.encode(peakBytes, forKey: .peakBytes)
         }
     }
 

@@ -37,8 +37,8 @@ public enum ControlInterface {
           suspendedBecause: ?string,
           # work the user started that continues in the background, running then queued (SPEC SCH-11)
           continuedTasks: []ContinuedTask,
-          # the memory of its processes now, in bytes (their proportional set size); null when not running, and in
-          # Open's reply (SET-3)
+          # the memory of its processes in bytes (their proportional set size) at the latest reading: its last change
+          # of state, or a usage query; null when not running, and in Open's reply (SET-3)
           memoryBytes: ?int
         )
 
@@ -288,12 +288,13 @@ public enum ControlInterface {
           app: string, from: float, to: float, keptSeconds: float, tasks: []TaskHistory
         )
 
-        # What one app used in one part of one local day (SET-3): bytes of its own sockets (counted where the data
-        # controls are enforced), bytes the daemon moved for its transfers, CPU, runtime and background wake-ups.
+        # What one app used in one part of one local day, or of the whole window (SET-3): bytes of its own sockets
+        # (counted where the data controls are enforced), bytes the daemon moved for its transfers, CPU, runtime and
+        # background wake-ups.
         type UsageRow (
           app: string,
-          # the local date, YYYY-MM-DD
-          date: string,
+          # the local date, YYYY-MM-DD; null in the sum over the window (every app's usage, asked for without an app)
+          date: ?string,
           # in front (active or inactive), or not
           foreground: bool,
           # on a metered network, or not
@@ -309,8 +310,8 @@ public enum ControlInterface {
           wakeUps: int
         )
 
-        # An app's memory on one local day: at the last reading, and the most read that day.
-        type UsageMemory (app: string, date: string, lastBytes: int, peakBytes: int)
+        # An app's memory on one local day (or over the window, date null): at the last reading, and the most read.
+        type UsageMemory (app: string, date: ?string, lastBytes: int, peakBytes: int)
 
         # An installed app beside its figures: its switches (SET-2), and its memory now when it runs.
         type UsageApp (
@@ -326,7 +327,8 @@ public enum ControlInterface {
         )
 
         # What each app (or one) used from `since` (seconds since the Unix epoch; the start of the local day 29 days
-        # ago when null) to now, the running apps' counters read now (SET-3). `bytesCounted` says whether the bytes
+        # ago when null) to now, the running apps' counters read now (SET-3): one app day by day, every app as sums
+        # over the window (so the reply stays small with a thousand apps). `bytesCounted` says whether the bytes
         # of the apps' own sockets are counted (enforced) or not (advisory: the data controls cannot be had here, see
         # Status). `daysKept` is how many days the daemon keeps.
         method Usage(app: ?string, since: ?float) -> (
@@ -424,7 +426,7 @@ public enum ControlInterface {
         public var modeHolds: [String]
         public var suspendedBecause: String?
         public var continuedTasks: [ContinuedTaskMessage]
-        /// The memory of its processes now, in bytes; nil when it is not running (or not read).
+        /// The memory of its processes at the latest reading, in bytes; nil when it is not running (or not read).
         public var memoryBytes: Int64?
 
         enum CodingKeys: String, CodingKey {
@@ -624,6 +626,29 @@ public enum ControlInterface {
             self.locked = locked
             self.interruption = interruption
             self.apps = apps
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case version, pid, freezer, freezerReason, dataControls, dataControlsDetail, networkSource, stateDirectory
+            case socket, foregroundApp, locked, interruption, apps
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            version = try container.decode(String.self, forKey: .version)
+            pid = try container.decode(Int32.self, forKey: .pid)
+            freezer = try container.decode(String.self, forKey: .freezer)
+            freezerReason = try container.decode(String.self, forKey: .freezerReason)
+            dataControls = try container.decode(String.self, forKey: .dataControls)
+            dataControlsDetail = try container.decode(String.self, forKey: .dataControlsDetail)
+            // A daemon from before NetworkManager was read sends none.
+            networkSource = try container.decodeIfPresent(String.self, forKey: .networkSource) ?? "the network interfaces"
+            stateDirectory = try container.decode(String.self, forKey: .stateDirectory)
+            socket = try container.decode(String.self, forKey: .socket)
+            foregroundApp = try container.decodeIfPresent(String.self, forKey: .foregroundApp)
+            locked = try container.decode(Bool.self, forKey: .locked)
+            interruption = try container.decode(Bool.self, forKey: .interruption)
+            apps = try container.decode(Int.self, forKey: .apps)
         }
     }
 }

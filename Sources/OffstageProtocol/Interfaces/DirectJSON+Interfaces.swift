@@ -44,6 +44,8 @@ extension ControlInterface.App: VarlinkDirectEncodable {
         if let suspendedBecause { json.string(suspendedBecause) } else { json.raw("null") }
         json.raw(",\"continuedTasks\":")
         try json.array(continuedTasks)
+        json.raw(",\"memoryBytes\":")
+        json.number(orNull: memoryBytes)
         json.raw("}")
     }
 }

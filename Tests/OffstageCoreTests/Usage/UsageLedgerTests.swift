@@ -64,6 +64,28 @@ struct UsageLedgerTests {
         #expect(ledger.figures.isEmpty && ledger.openApps.isEmpty)
     }
 
+    @Test("SET-3: an app that starts counts from where its counters stood when the count stopped, even when its first reading comes after its first bytes")
+    func startsFromTheBase() {
+        var ledger = UsageLedger()
+        // The reading came late: the app had already received 5,000 bytes and used 2 ms of CPU.
+        ledger.apply(
+            UsageChange(at: start, contexts: [appA: context(start, foreground: true)]),
+            readings: [appA: UsageReading(received: 5_000, sent: 0, cpuMicroseconds: 2_000)],
+            bases: [appA: UsageReading(received: 0, sent: 0, cpuMicroseconds: 0)])
+        let end = start + .seconds(1)
+        ledger.apply(
+            UsageChange(at: end, contexts: [appA: UsageContext?.none]),
+            readings: [appA: UsageReading(received: 6_000, sent: 10, cpuMicroseconds: 3_000)])
+        let key = UsageKey(app: appA, day: day, foreground: true, metered: false)
+        #expect(ledger.figures[key] == UsageFigures(received: 6_000, sent: 10, cpuMicroseconds: 3_000, seconds: 1))
+        // A base ahead of the reading (counters made again since) is not used.
+        ledger.apply(
+            UsageChange(at: end, contexts: [appA: context(end)]), readings: [appA: UsageReading(received: 100)],
+            bases: [appA: UsageReading(received: 6_000)])
+        ledger.readOpen([appA], at: end, readings: [appA: UsageReading(received: 150)])
+        #expect(ledger.figures[UsageKey(app: appA, day: day, foreground: false, metered: false)]?.received == 50)
+    }
+
     @Test("SET-3: sums saturate instead of trapping on a corrupt counter")
     func saturatingSums() {
         var figures = UsageFigures(received: .max - 1)

@@ -52,4 +52,24 @@ struct UsageStoreTests {
             #expect(!left.figures.isEmpty)
         }
     }
+
+    @Test("SET-3: summed over the window, each app has one figure per kind (dated by its latest day) and one memory: the newest day's last reading and the peak of all")
+    func summedOverTheWindow() throws {
+        try withStore { _, store in
+            var figures: [UsageKey: UsageFigures] = [:]
+            var memory: [UsageDay: MemoryFigures] = [:]
+            for day in Int64(9)...12 {
+                figures[UsageKey(app: a, day: day, foreground: false, metered: true)] = UsageFigures(received: day, seconds: 0.5, wakeUps: 1)
+                memory[UsageDay(app: a, day: day)] = MemoryFigures(last: 100 - day, peak: day == 11 ? 500 : 100)
+            }
+            figures[UsageKey(app: b, day: 11, foreground: true, metered: false)] = UsageFigures(sent: 7)
+            try store.addUsage(figures, memory: memory, firstDayKept: 0)
+            let sums = try store.usageSummed(fromDay: 10)
+            #expect(sums.figures == [
+                UsageKey(app: a, day: 12, foreground: false, metered: true): UsageFigures(received: 33, seconds: 1.5, wakeUps: 3),
+                UsageKey(app: b, day: 11, foreground: true, metered: false): UsageFigures(sent: 7),
+            ], "day 9 is before the window")
+            #expect(sums.memory == [UsageDay(app: a, day: 12): MemoryFigures(last: 88, peak: 500)])
+        }
+    }
 }

@@ -50,6 +50,7 @@ struct VarlinkDirectJSONTests {
             "lastTerminationAt": set ? NSNull() : number, "backgroundModes": set ? ["fetch", string] : [],
             "exitsOnSuspend": !set, "activeModes": set ? ["audio", string] : [],
             "modeHolds": set ? [] : ["audio: playing", string], "suspendedBecause": set ? string : NSNull(),
+            "memoryBytes": set ? Int64.max - Int64(index) : NSNull(),
             "continuedTasks": (0..<(index % 3)).map { task -> [String: Any] in
                 [
                     "identifier": "com.example.export.\(task)", "state": task == 0 ? "running" : "queued", "title": string,

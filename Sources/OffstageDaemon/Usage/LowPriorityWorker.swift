@@ -1,0 +1,85 @@
+import COffstageSystem
+import Dispatch
+import Synchronization
+
+/// A serial queue of jobs on a thread of its own at a low priority (nice 10: about a tenth of the CPU of a normal
+/// thread when they compete). For work that must not slow what the user waits on: reading every app's counters at
+/// each transition takes a libnftables call and a walk of the app's page tables, and on a device with two cores it
+/// would otherwise compete with the transition itself (the daemon's loop, the app, the freeze). Not SCHED_IDLE: that
+/// starves the thread behind any busy process (a build at nice 19 held a usage query for 38 s), and a user waits on
+/// some of its jobs too. Where the priority cannot be set, the thread runs at normal priority and says so in
+/// ``lowered``.
+final class LowPriorityWorker: Sendable {
+    private final class Shared: Sendable {
+        let jobs = Mutex<(waiting: [@Sendable () -> Void], stopping: Bool)>(([], false))
+        let wake = DispatchSemaphore(value: 0)
+        let lowered = Mutex<Bool?>(nil)
+        let started = DispatchSemaphore(value: 0)
+    }
+
+    private let shared = Shared()
+    private let thread: Mutex<WatcherThread?>
+
+    /// Whether the thread's priority was lowered.
+    var lowered: Bool { shared.lowered.withLock { $0 } ?? false }
+
+    /// Starts the thread, called `name` (at most 15 bytes), at nice `nice`.
+    init(name: String, nice: Int32 = 10) throws {
+        let shared = shared
+        thread = Mutex(try WatcherThread(name: name) {
+            shared.lowered.withLock { $0 = offstage_set_thread_nice(nice) == 0 }
+            shared.started.signal()
+            while true {
+                shared.wake.wait()
+                let (jobs, stopping) = shared.jobs.withLock { state in
+                    defer { state.waiting = [] }
+                    return (state.waiting, state.stopping)
+                }
+                for job in jobs { job() }
+                if stopping { return }
+            }
+        })
+        shared.started.wait()
+    }
+
+    deinit { stop() }
+
+    /// Runs `job` on the worker's thread, after every job handed over before it; returns at once, false when the
+    /// worker has stopped (the job is dropped).
+    @discardableResult
+    func async(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = shared.jobs.withLock { state in
+            guard !state.stopping else { return false }
+            state.waiting.append(job)
+            return true
+        }
+        if accepted { shared.wake.signal() }
+        return accepted
+    }
+
+    /// Runs `job` on the worker's thread after every job handed over before it, and waits for it.
+    func sync<Result: Sendable>(_ job: @escaping @Sendable () -> Result) -> Result {
+        let result = Mutex<Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let accepted = async {
+            result.withLock { $0 = job() }
+            done.signal()
+        }
+        // A stopped worker runs nothing more: the job runs here instead.
+        guard accepted else { return job() }
+        done.wait()
+        return result.withLock { $0 }!
+    }
+
+    /// Runs the jobs already handed over, then ends the thread. Later jobs are dropped (`sync` runs its own on the
+    /// caller's thread).
+    func stop() {
+        let first = shared.jobs.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        shared.wake.signal()
+        if let thread = thread.withLock({ $0.take() }), !thread.isCurrent { thread.join() }
+    }
+}
