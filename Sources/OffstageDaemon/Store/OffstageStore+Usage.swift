@@ -80,16 +80,10 @@ extension OffstageStore {
             var arguments: StatementArguments = [firstDay]
             if let app { arguments += [app.rawValue] }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM usage WHERE day >= ?" + filter, arguments: arguments) {
-                guard let id = AppID.validated(row["app"]) else { continue }
-                let key = UsageKey(app: id, day: row["day"], foreground: row["foreground"], metered: row["metered"])
-                stored.figures[key] = UsageFigures(
-                    received: row["received"], sent: row["sent"], transferReceived: row["transferReceived"],
-                    transferSent: row["transferSent"], cpuMicroseconds: row["cpuMicroseconds"], seconds: row["seconds"],
-                    wakeUps: row["wakeUps"])
+                if let (key, figures) = Self.figures(row) { stored.figures[key] = figures }
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM usage_memory WHERE day >= ?" + filter, arguments: arguments) {
-                guard let id = AppID.validated(row["app"]) else { continue }
-                stored.memory[UsageDay(app: id, day: row["day"])] = MemoryFigures(last: row["last"], peak: row["peak"])
+                if let (key, memory) = Self.memory(row) { stored.memory[key] = memory }
             }
             return stored
         }
@@ -111,12 +105,7 @@ extension OffstageStore {
                     """,
                 arguments: [firstDay])
             while let row = try figures.next() {
-                guard let id = AppID.validated(row["app"]) else { continue }
-                let key = UsageKey(app: id, day: row["day"], foreground: row["foreground"], metered: row["metered"])
-                stored.figures[key] = UsageFigures(
-                    received: row["received"], sent: row["sent"], transferReceived: row["transferReceived"],
-                    transferSent: row["transferSent"], cpuMicroseconds: row["cpuMicroseconds"], seconds: row["seconds"],
-                    wakeUps: row["wakeUps"])
+                if let (key, figures) = Self.figures(row) { stored.figures[key] = figures }
             }
             let memory = try Row.fetchCursor(
                 db,
@@ -127,11 +116,26 @@ extension OffstageStore {
                     """,
                 arguments: [firstDay])
             while let row = try memory.next() {
-                guard let id = AppID.validated(row["app"]) else { continue }
-                stored.memory[UsageDay(app: id, day: row["day"])] = MemoryFigures(last: row["last"], peak: row["peak"])
+                if let (key, memory) = Self.memory(row) { stored.memory[key] = memory }
             }
             return stored
         }
+    }
+
+    /// A row of `usage` (or of its sums, with the same column names); nil for an app id no longer valid.
+    static func figures(_ row: Row) -> (UsageKey, UsageFigures)? {
+        guard let id = AppID.validated(row["app"]) else { return nil }
+        let key = UsageKey(app: id, day: row["day"], foreground: row["foreground"], metered: row["metered"])
+        return (key, UsageFigures(
+            received: row["received"], sent: row["sent"], transferReceived: row["transferReceived"],
+            transferSent: row["transferSent"], cpuMicroseconds: row["cpuMicroseconds"], seconds: row["seconds"],
+            wakeUps: row["wakeUps"]))
+    }
+
+    /// A row of `usage_memory` (or of its summary, with the same column names).
+    static func memory(_ row: Row) -> (UsageDay, MemoryFigures)? {
+        guard let id = AppID.validated(row["app"]) else { return nil }
+        return (UsageDay(app: id, day: row["day"]), MemoryFigures(last: row["last"], peak: row["peak"]))
     }
 
     /// Deletes an uninstalled app's usage.
