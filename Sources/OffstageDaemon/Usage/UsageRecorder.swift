@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import OffstageCore
 import Synchronization
@@ -10,9 +9,10 @@ import Synchronization
 ///
 /// Readings are taken on the recorder's own thread, never on a lifecycle transition's path: a change is handed over
 /// in one call that only queues it, and the thread runs at a low priority (``LowPriorityWorker``), so on a busy device
-/// the readings mostly wait until the transitions are done instead of slowing them. Figures are kept in memory and written to the store as one transaction at most
-/// once a ``Settings/writeInterval`` (and on a new day, on a query, at a clean stop), so a busy device does not write
-/// at every transition; a daemon killed with -9 loses at most that much of what it had counted (decision 0052).
+/// the readings mostly wait until the transitions are done instead of slowing them. Figures are kept in memory and
+/// written to the store as one transaction at most once a ``Settings/writeInterval`` (and on a new day, on a query, at
+/// a clean stop), so a busy device does not write at every transition; a daemon killed with -9 loses at most that
+/// much of what it had counted (decision 0052).
 final class UsageRecorder: Sendable {
     /// How usage is kept.
     struct Settings: Hashable, Sendable {
