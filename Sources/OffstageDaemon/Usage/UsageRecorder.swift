@@ -155,9 +155,6 @@ final class UsageRecorder: Sendable {
         queue.stop()
     }
 
-    /// Waits until every change handed over so far is counted (tests).
-    func settle() { queue.sync {} }
-
     deinit { queue.stop() }
 
     // MARK: On the recorder's thread
