@@ -117,6 +117,7 @@ struct DataControlsIntegrationTests {
             #expect(!blocked.contains("timed out"), "refused at once, not left to time out: \(blocked)")
             #expect(Self.milliseconds(blocked) < 5_000, "refused at once, not after the app's 10 s timeout: \(blocked)")
             let rules = try #require(try Self.table(daemon))
+            #expect(rules.contains(": goto background-data-off_out }"), "its cgroup is in the refused map: \(rules)")
             #expect(rules.contains("reject with tcp reset comment \"background-data-off\""), "\(rules)")
             #expect(try daemon.log(Self.feedSync).contains { $0.kind == "network" && $0.message.hasPrefix("blocked: background data is off") })
 
@@ -194,7 +195,7 @@ struct DataControlsIntegrationTests {
             try daemon.start()
             let after = try #require(try Self.table(daemon))
             #expect(after.components(separatedBy: "jump app").count - 1 == 2, "one element per map for the one app: \(after)")
-            #expect(after.components(separatedBy: "comment \"background-data-off\"").count - 1 == 3, "\(after)")
+            #expect(after.components(separatedBy: ": goto background-data-off_").count - 1 == 2, "refused again, out and in: \(after)")
             let blocked = try Self.backgroundSync(daemon)
             #expect(blocked.hasPrefix("sync 2 (background): failed after "), "\(blocked)")
             daemon.stop()

@@ -42,6 +42,10 @@ struct UsageIntegrationTests {
 
             // Once its task is over and it is frozen again, its background use is a whole stretch.
             try daemon.waitFor(Self.id, "suspended")
+            // Its memory is read a little after it is frozen, with no query: `offstage apps` shows it.
+            try daemon.waitUntil("the frozen app's memory is read", timeout: 10) {
+                (try daemon.app(Self.id).memoryBytes ?? 0) > 1_000_000
+            }
             let reply = try Self.usage(daemon, Self.id)
             #expect(reply.bytesCounted == "enforced")
             let inFront = Self.received(reply, foreground: true)

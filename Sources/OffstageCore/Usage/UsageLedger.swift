@@ -97,6 +97,17 @@ public struct UsageLedger: Sendable {
         }
     }
 
+    /// Records the memory of an app read apart from a change (while it stays frozen, its memory does not move): to
+    /// the day of its open context. An app with none (it ended since) is left out.
+    public mutating func recordMemory(_ id: AppID, bytes: Int64) {
+        guard let segment = segments[id] else { return }
+        add(memory: bytes, to: UsageDay(app: id, day: segment.context.day))
+    }
+
+    private mutating func add(memory bytes: Int64, to day: UsageDay) {
+        if memory[day] == nil { memory[day] = MemoryFigures(last: bytes, peak: bytes) } else { memory[day]?.add(bytes) }
+    }
+
     /// Hands over what was counted since the last time, and starts again from nothing.
     public mutating func take() -> (figures: [UsageKey: UsageFigures], memory: [UsageDay: MemoryFigures]) {
         defer {
@@ -131,10 +142,7 @@ public struct UsageLedger: Sendable {
         used.cpuMicroseconds = Self.moved(from: base.cpuMicroseconds, to: reading.cpuMicroseconds)
         if segment.context.running { used.seconds = max(0, (end - segment.context.since).inSeconds) }
         figures[UsageKey(id, segment.context), default: .init()].add(used)
-        if let bytes = reading.memoryBytes {
-            let day = UsageDay(app: id, day: segment.context.day)
-            if memory[day] == nil { memory[day] = MemoryFigures(last: bytes, peak: bytes) } else { memory[day]?.add(bytes) }
-        }
+        if let bytes = reading.memoryBytes { add(memory: bytes, to: UsageDay(app: id, day: segment.context.day)) }
     }
 
     /// Each counter's base: where it stood when the count stopped, where that is known and not ahead of now.

@@ -161,10 +161,10 @@ final class NetworkFilter: Sendable {
         }
         applied.withLock { applied in
             var text = ""
-            for id in lifted where applied.restrictions[id] != nil {
-                applied.restrictions[id] = nil
+            for id in lifted {
+                guard let before = applied.restrictions.removeValue(forKey: id) else { continue }
                 applied.decisions[id] = decision
-                if let (slot, _) = applied.slots[id] { text += ruleset.rules(slot, nil) }
+                if let (_, cgroup) = applied.slots[id] { text += ruleset.restrict(cgroup, from: before, to: nil) }
             }
             guard !text.isEmpty else { return }
             let start = DaemonMetrics.monotonicNanoseconds()
@@ -173,7 +173,7 @@ final class NetworkFilter: Sendable {
                 applied.lastFailure = nil
                 metrics.networkRuleSeconds.recordNanoseconds(DaemonMetrics.monotonicNanoseconds() - start)
             } catch {
-                failed(&applied, "lifting \(lifted.count) restrictions", error)
+                restrictionsFailed(&applied, "lifting \(lifted.count) restrictions", error)
             }
         }
     }
@@ -201,11 +201,11 @@ final class NetworkFilter: Sendable {
     func unregister(_ id: AppID) {
         guard let nftables, let ruleset else { return }
         applied.withLock { applied in
-            applied.restrictions[id] = nil
+            let restriction = applied.restrictions.removeValue(forKey: id)
             applied.decisions[id] = nil
             guard let (slot, cgroup) = applied.slots.removeValue(forKey: id) else { return }
             do throws(NftablesError) {
-                try nftables.run(ruleset.unregister(slot, cgroup: cgroup))
+                try nftables.run(ruleset.unregister(slot, cgroup: cgroup, restriction))
             } catch {
                 failed(&applied, "removing \(id)", error)
             }
@@ -227,19 +227,18 @@ final class NetworkFilter: Sendable {
     }
 
     /// The bytes each app's sockets received and sent since its counters were made (SPEC SET-3); an app without
-    /// counters (the controls advisory, its cgroup not made yet) is left out. Many apps are read in one listing of
-    /// the table, a few by name.
-    func counters(of ids: [AppID]) -> [AppID: NetworkCounters.Bytes] {
-        guard let nftables, let ruleset, !ids.isEmpty else { return [:] }
+    /// counters (the controls advisory, its cgroup not made yet) is left out. Read from the kernel over netlink
+    /// (``NetlinkCounters``), not through libnftables: a few apps by name, many in one dump of the table's counters.
+    func counters(of ids: [AppID]) -> [AppID: NetlinkCounters.Bytes] {
+        guard let ruleset, !ids.isEmpty else { return [:] }
         let slots = applied.withLock { applied in ids.compactMap { id in applied.slots[id].map { (id, $0.slot) } } }
         guard !slots.isEmpty else { return [:] }
-        let command = slots.count > 8 ? ruleset.listCounters() : ruleset.listCounters(slots.map(\.1))
-        do throws(NftablesError) {
-            let bytes = NetworkCounters.parse(try nftables.run(command))
-            var result: [AppID: NetworkCounters.Bytes] = [:]
+        do throws(NetlinkCounters.Failure) {
+            let bytes = try NetlinkCounters(table: ruleset.table).read(slots.flatMap { [$0.1.input, $0.1.output] })
+            var result: [AppID: NetlinkCounters.Bytes] = [:]
             for (id, slot) in slots {
                 guard let received = bytes[slot.input], let sent = bytes[slot.output] else { continue }
-                result[id] = .init(received: received, sent: sent)
+                result[id] = .init(received: max(0, received), sent: max(0, sent))
             }
             return result
         } catch {
@@ -273,8 +272,8 @@ final class NetworkFilter: Sendable {
                 applied.decisions[id] = change.decision
                 let before = applied.restrictions[id]
                 applied.restrictions[id] = change.restriction
-                if let (slot, _) = applied.slots[id], before != change.restriction {
-                    text += ruleset.rules(slot, change.restriction)
+                if let (_, cgroup) = applied.slots[id] {
+                    text += ruleset.restrict(cgroup, from: before, to: change.restriction)
                 }
             }
             guard !text.isEmpty else { return }
@@ -283,7 +282,7 @@ final class NetworkFilter: Sendable {
                 applied.lastFailure = nil
                 if let since { metrics.networkRuleSeconds.recordNanoseconds(DaemonMetrics.monotonicNanoseconds() - since) }
             } catch {
-                failed(&applied, "applying \(changes.count) restriction changes", error)
+                restrictionsFailed(&applied, "applying \(changes.count) restriction changes", error)
             }
         }
     }
@@ -292,6 +291,22 @@ final class NetworkFilter: Sendable {
         metrics.networkRuleFailures.increment()
         applied.lastFailure = "\(what): \(error)"
         logger.error("nftables refused \(what): \(error)")
+    }
+
+    /// A change of restrictions was refused, so what the refused maps hold is no longer known (a transaction is all or
+    /// nothing, but it may have held several apps' changes): they are rewritten whole from what was decided. The
+    /// failure stays in `status` until a change applies.
+    private func restrictionsFailed(_ applied: inout Applied, _ what: String, _ error: NftablesError) {
+        failed(&applied, what, error)
+        guard let nftables, let ruleset else { return }
+        var decided: [String: NetworkRestriction] = [:]
+        for (id, restriction) in applied.restrictions { if let (_, cgroup) = applied.slots[id] { decided[cgroup] = restriction } }
+        do throws(NftablesError) {
+            try nftables.run(ruleset.refused(decided))
+            logger.notice("the refused maps were rewritten: \(decided.count) app(s) restricted")
+        } catch {
+            logger.error("nftables refused rewriting the refused maps too: \(error)")
+        }
     }
 }
 

@@ -3,9 +3,9 @@ import Dispatch
 import Synchronization
 
 /// A serial queue of jobs on a thread of its own at a low priority (nice 10: about a tenth of the CPU of a normal
-/// thread when they compete). For work that must not slow what the user waits on: reading every app's counters at
-/// each transition takes a libnftables call and a walk of the app's page tables, and on a device with two cores it
-/// would otherwise compete with the transition itself (the daemon's loop, the app, the freeze). Not SCHED_IDLE: that
+/// thread when they compete). For work that must not slow what the user waits on: reading an app's counters at each
+/// transition takes netlink requests and file reads, and its memory a walk of its page tables, and on a device with two
+/// cores they would otherwise compete with the transition itself (the daemon's loop, the app, the freeze). Not SCHED_IDLE: that
 /// starves the thread behind any busy process (a build at nice 19 held a usage query for 38 s), and a user waits on
 /// some of its jobs too. Where the priority cannot be set, the thread runs at normal priority and says so in
 /// ``lowered``.

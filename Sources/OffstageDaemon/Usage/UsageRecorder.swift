@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import OffstageCore
 import Synchronization
@@ -20,6 +21,8 @@ final class UsageRecorder: Sendable {
         var daysKept: Int = 31
         /// Seconds between two writes of counted figures to the store. Default 60.
         var writeInterval: Double = 60
+        /// Seconds after an app is frozen before its memory is read (it does not move while the app stays frozen).
+        var memoryDelay: Double = 2
     }
 
     /// Where an app's counters are.
@@ -38,6 +41,10 @@ final class UsageRecorder: Sendable {
         var writtenAt: Int64 = DaemonMetrics.monotonicNanoseconds()
         /// The newest day at the last write: a later one writes at once (and drops the days no longer kept).
         var writtenDay: Int64 = .min
+        /// Apps frozen since their memory was last read.
+        var memoryDue: Set<AppID> = []
+        /// A reading of their memory is coming.
+        var memoryReadingComing = false
         var stopped = false
     }
 
@@ -77,12 +84,25 @@ final class UsageRecorder: Sendable {
                 guard !state.stopped else { return }
                 state.sources.merge(sources) { _, new in new }
                 state.bases.merge(madeAt.withLock { made in defer { made = [:] }; return made }) { _, made in made }
-                let readings = read(change.contexts.keys.sorted(), state.sources)
+                // No memory here: reading a process's PSS walks its page tables (about half a millisecond for a
+                // small app, under the lock its own memory calls need), which would compete with the transition
+                // that caused the change. It is read a little after the app is frozen (see `readDueMemory`), and by
+                // queries.
+                let readings = read(change.contexts.keys.sorted(), state.sources, memoryOf: [])
                 state.ledger.apply(change, readings: readings, bases: state.bases)
                 for (id, reading) in readings { state.bases[id] = reading }
                 for case (let id, nil) in change.contexts {
                     state.sources[id] = nil
                     memoryNow.withLock { $0[id] = nil }
+                }
+                for (id, context) in change.contexts {
+                    if context?.running == false { state.memoryDue.insert(id) } else { state.memoryDue.remove(id) }
+                }
+                if !state.memoryDue.isEmpty, !state.memoryReadingComing {
+                    state.memoryReadingComing = true
+                    DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + settings.memoryDelay) { [self] in
+                        queue.async { self.readDueMemory() }
+                    }
                 }
                 let interval = Int64(settings.writeInterval * 1e9)
                 if state.ledger.newestDay > state.writtenDay
@@ -137,7 +157,7 @@ final class UsageRecorder: Sendable {
         try app.map { try store.usage(of: $0, fromDay: firstDay) } ?? store.usageSummed(fromDay: firstDay)
     }
 
-    /// Each running app's memory at its latest reading (its last change of context, or a usage query), in bytes:
+    /// Each running app's memory at its latest reading (a little after it was last frozen, or a usage query), in bytes:
     /// what `offstage apps` shows, at no cost to the call (a fresh reading of a process's PSS walks its page tables).
     func latestMemory() -> [AppID: Int64] { memoryNow.withLock { $0 } }
 
@@ -159,14 +179,33 @@ final class UsageRecorder: Sendable {
 
     // MARK: On the recorder's thread
 
+    /// Reads the memory of the apps frozen since their last reading, while they stay frozen: it does not move then, so
+    /// reading it later loses nothing, and no transition waits beside it.
+    private func readDueMemory() {
+        state.withLock { state in
+            state.memoryReadingComing = false
+            guard !state.stopped else { return }
+            for id in state.memoryDue.sorted() {
+                guard let source = state.sources[id], let leader = source.leader,
+                    let bytes = reader.memoryBytes(members: control.members(of: source.group, leader: leader))
+                else { continue }
+                state.ledger.recordMemory(id, bytes: bytes)
+                memoryNow.withLock { $0[id] = bytes }
+            }
+            state.memoryDue = []
+        }
+    }
+
     private func readOpen(_ ids: [AppID], _ now: Instant, _ state: inout State) {
-        let readings = read(ids, state.sources)
+        let readings = read(ids, state.sources, memoryOf: Set(ids))
+        state.memoryDue.subtract(ids)
         state.ledger.readOpen(ids, at: now, readings: readings)
         for (id, reading) in readings { state.bases[id] = reading }
     }
 
-    /// Reads the counters of the apps given: their traffic in one nftables call, their CPU and memory one by one.
-    private func read(_ ids: [AppID], _ sources: [AppID: Source]) -> [AppID: UsageReading] {
+    /// Reads the counters of the apps given: their traffic in one netlink exchange, their CPU one by one, and the memory
+    /// of those in `memoryOf`.
+    private func read(_ ids: [AppID], _ sources: [AppID: Source], memoryOf: Set<AppID>) -> [AppID: UsageReading] {
         let bytes = network.counters(of: ids)
         var readings: [AppID: UsageReading] = [:]
         for id in ids {
@@ -174,7 +213,7 @@ final class UsageRecorder: Sendable {
             if let source = sources[id] {
                 let members = source.leader.map { control.members(of: source.group, leader: $0) } ?? []
                 reading.cpuMicroseconds = reader.cpuMicroseconds(group: source.group, members: members)
-                reading.memoryBytes = reader.memoryBytes(members: members)
+                if memoryOf.contains(id) { reading.memoryBytes = reader.memoryBytes(members: members) }
             }
             if let memory = reading.memoryBytes { memoryNow.withLock { $0[id] = memory } }
             readings[id] = reading

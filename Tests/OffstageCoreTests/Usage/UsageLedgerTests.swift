@@ -34,6 +34,18 @@ struct UsageLedgerTests {
         #expect(ledger.openApps.isEmpty)
     }
 
+    @Test("SET-3: memory read apart from a change goes to the day of the app's open context; an app that ended is left out")
+    func memoryReadApart() {
+        var ledger = UsageLedger()
+        ledger.apply(UsageChange(at: start, contexts: [appA: context(start, running: false)]), readings: [appA: UsageReading()])
+        ledger.recordMemory(appA, bytes: 40)
+        ledger.recordMemory(appA, bytes: 25)
+        #expect(ledger.memory[UsageDay(app: appA, day: day)] == MemoryFigures(last: 25, peak: 40))
+        ledger.recordMemory(appB, bytes: 99)
+        #expect(ledger.memory[UsageDay(app: appB, day: day)] == nil, "no open context")
+        #expect(ledger.openApps == [appA], "recording memory opens and closes nothing")
+    }
+
     @Test("SET-3: a frozen context counts no time; a wake-up counts once, when it begins; unknown counters count nothing")
     func frozenWakeUpsAndUnknownCounters() {
         var ledger = UsageLedger()

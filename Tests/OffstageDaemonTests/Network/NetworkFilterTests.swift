@@ -18,43 +18,73 @@ struct NetworkRulesetTests {
         #expect(NetworkRuleset(instanceName: "a b\"c;d", level: 2).table == "offstage_a_b_c_d")
     }
 
-    @Test("SET-2: starting replaces any table of the name in one batch, matching sockets by cgroup at the apps' level")
+    @Test("SET-2: starting replaces any table of the name in one batch: the maps, each restriction's chains, the base chains matching sockets by cgroup at the apps' level")
     func replaceTable() {
         let text = ruleset.replaceTable()
         let lines = text.split(separator: "\n").map(String.init)
         #expect(Array(lines.prefix(3)) == [
             "add table inet offstage_9f3a0c", "delete table inet offstage_9f3a0c", "add table inet offstage_9f3a0c",
         ])
-        #expect(lines.contains("add rule inet offstage_9f3a0c output socket cgroupv2 level 2 vmap @out_apps"))
+        for map in ["out_apps", "in_apps", "out_refused", "in_refused"] {
+            #expect(lines.contains("add map inet offstage_9f3a0c \(map) { typeof socket cgroupv2 level 2 : verdict; }"))
+        }
+        let counted = lines.firstIndex(of: "add rule inet offstage_9f3a0c output socket cgroupv2 level 2 vmap @out_apps")
+        let refused = lines.firstIndex(of: "add rule inet offstage_9f3a0c output socket cgroupv2 level 2 vmap @out_refused")
+        #expect(counted != nil && refused != nil && counted! < refused!, "a refused packet is counted first")
         #expect(lines.contains("add rule inet offstage_9f3a0c input socket cgroupv2 level 2 vmap @in_apps"))
+        #expect(lines.contains("add rule inet offstage_9f3a0c input socket cgroupv2 level 2 vmap @in_refused"))
         #expect(ruleset.deleteTable() == "delete table inet offstage_9f3a0c\n")
     }
 
-    @Test("SET-2: an allowed app is only counted; a restricted one is refused out (reset, prohibited) and dropped in, but for resets")
-    func rules() {
-        let allowed = ruleset.rules(slot, nil)
-        #expect(allowed.contains("counter name \"app7_out\""))
-        #expect(allowed.contains("counter name \"app7_in\""))
-        #expect(!allowed.contains("reject") && !allowed.contains("drop"))
-        let blocked = ruleset.rules(slot, .dataSaver).split(separator: "\n").map(String.init)
-        #expect(blocked.first == "flush chain inet offstage_9f3a0c app7_out")
-        #expect(blocked.contains("add rule inet offstage_9f3a0c app7_out meta l4proto tcp reject with tcp reset comment \"data-saver\""))
-        #expect(blocked.contains("add rule inet offstage_9f3a0c app7_out reject with icmpx type admin-prohibited comment \"data-saver\""))
-        let accept = blocked.firstIndex(of: "add rule inet offstage_9f3a0c app7_in tcp flags rst accept")
-        let drop = blocked.firstIndex(of: "add rule inet offstage_9f3a0c app7_in drop comment \"data-saver\"")
-        #expect(accept != nil && drop != nil && accept! < drop!, "the resets the app is sent come before the drop")
+    @Test("SET-2: each restriction has a chain that refuses out (reset, prohibited) and drops in, but for resets, with its name as comment")
+    func restrictionChains() {
+        let lines = ruleset.replaceTable().split(separator: "\n").map(String.init)
+        for restriction in NetworkRestriction.allCases {
+            let name = restriction.rawValue
+            #expect(lines.contains("add rule inet offstage_9f3a0c \(name)_out meta l4proto tcp reject with tcp reset comment \"\(name)\""))
+            #expect(lines.contains("add rule inet offstage_9f3a0c \(name)_out reject with icmpx type admin-prohibited comment \"\(name)\""))
+            let accept = lines.firstIndex(of: "add rule inet offstage_9f3a0c \(name)_in tcp flags rst accept")
+            let drop = lines.firstIndex(of: "add rule inet offstage_9f3a0c \(name)_in drop comment \"\(name)\"")
+            #expect(accept != nil && drop != nil && accept! < drop!, "the resets the app is sent come before the drop")
+        }
     }
 
-    @Test("SET-2: an app is added with its chains, counters and map elements, and removed the same way")
+    @Test("SET-2: restricting, changing the restriction and lifting it only add and delete the app's elements in the refused maps")
+    func restrictAndLift() {
+        let cgroup = "unified/offstage.x/com.example.a"
+        #expect(ruleset.restrict(cgroup, from: nil, to: nil) == "")
+        #expect(ruleset.restrict(cgroup, from: .dataSaver, to: .dataSaver) == "")
+        #expect(ruleset.restrict(cgroup, from: nil, to: .dataSaver).split(separator: "\n") == [
+            "add element inet offstage_9f3a0c out_refused { \"\(cgroup)\" : goto data-saver_out }",
+            "add element inet offstage_9f3a0c in_refused { \"\(cgroup)\" : goto data-saver_in }",
+        ])
+        #expect(ruleset.restrict(cgroup, from: .dataSaver, to: nil).split(separator: "\n") == [
+            "delete element inet offstage_9f3a0c out_refused { \"\(cgroup)\" }",
+            "delete element inet offstage_9f3a0c in_refused { \"\(cgroup)\" }",
+        ])
+        let changed = ruleset.restrict(cgroup, from: .dataSaver, to: .backgroundActivityOff).split(separator: "\n")
+        #expect(changed.count == 4 && changed[0].hasPrefix("delete element") && changed[3].hasSuffix("goto background-activity-off_in }"))
+        let rewritten = ruleset.refused(["b": .dataSaver, "a": .backgroundDataOff]).split(separator: "\n")
+        #expect(Array(rewritten.prefix(2)) == ["flush map inet offstage_9f3a0c out_refused", "flush map inet offstage_9f3a0c in_refused"])
+        #expect(rewritten.count == 6 && rewritten[2].contains("{ \"a\" : goto background-data-off_out }"))
+    }
+
+    @Test("SET-2: an app is added with its counting chains and map elements (refused ones too if restricted), and removed the same way")
     func registerAndUnregister() {
-        let added = ruleset.register(slot, cgroup: "unified/offstage.x/com.example.a", .backgroundDataOff)
+        let cgroup = "unified/offstage.x/com.example.a"
+        let added = ruleset.register(slot, cgroup: cgroup, .backgroundDataOff)
         #expect(added.contains("add counter inet offstage_9f3a0c app7_out"))
-        #expect(added.contains("add element inet offstage_9f3a0c out_apps { \"unified/offstage.x/com.example.a\" : jump app7_out }"))
-        #expect(added.contains("comment \"background-data-off\""))
-        #expect(!added.contains("flush"), "a new chain has nothing to flush")
-        let removed = ruleset.unregister(slot, cgroup: "unified/offstage.x/com.example.a")
-        #expect(removed.hasPrefix("delete element inet offstage_9f3a0c out_apps { \"unified/offstage.x/com.example.a\" }"))
+        #expect(added.contains("add rule inet offstage_9f3a0c app7_out counter name \"app7_out\""))
+        #expect(added.contains("add rule inet offstage_9f3a0c app7_in counter name \"app7_in\""))
+        #expect(added.contains("add element inet offstage_9f3a0c out_apps { \"\(cgroup)\" : jump app7_out }"))
+        #expect(added.contains("add element inet offstage_9f3a0c out_refused { \"\(cgroup)\" : goto background-data-off_out }"))
+        #expect(!added.contains("flush") && !added.contains("reject"), "a new chain has nothing to flush, and only counts")
+        #expect(!ruleset.register(slot, cgroup: cgroup, nil).contains("refused"))
+        let removed = ruleset.unregister(slot, cgroup: cgroup, .backgroundDataOff)
+        #expect(removed.hasPrefix("delete element inet offstage_9f3a0c out_refused { \"\(cgroup)\" }"))
+        #expect(removed.contains("delete element inet offstage_9f3a0c out_apps { \"\(cgroup)\" }"))
         #expect(removed.contains("delete counter inet offstage_9f3a0c app7_in"))
+        #expect(!ruleset.unregister(slot, cgroup: cgroup, nil).contains("refused"))
     }
 
     @Test("SET-2: nftables finds cgroups below /sys/fs/cgroup, at their depth in the hierarchy")
@@ -87,6 +117,15 @@ struct NetworkFilterKernelTests {
         return try? Nftables().run("list table inet \(table)")
     }
 
+    /// The restrictions whose chains some app's packets go to, in a JSON listing of the table.
+    func refused(_ listing: String?) -> Set<NetworkRestriction> {
+        let compact = (listing ?? "").replacingOccurrences(of: " ", with: "")
+        return Set(NetworkRestriction.allCases.filter { restriction in
+            compact.contains("\"goto\":{\"target\":\"\(NetworkRuleset.chain(restriction, output: true))\"}")
+                && compact.contains("\"goto\":{\"target\":\"\(NetworkRuleset.chain(restriction, output: false))\"}")
+        })
+    }
+
     @Test("SET-2: register, restrict, lift and unregister an app; the table goes at stop; the latency is recorded")
     func lifecycle() throws {
         let instance = "t\(getpid())a"
@@ -100,18 +139,22 @@ struct NetworkFilterKernelTests {
         filter.register(app, group, restriction: nil)
         var text = try #require(try listing(filter))
         #expect(text.contains("\"jump\":{\"target\":\"app1_out\"}") || text.contains("app1_out"))
-        #expect(!text.contains("background-data-off"))
+        #expect(refused(text).isEmpty)
         filter.restrict(NetworkRulesChange([app: .backgroundDataOff]))
         filter.settle()
         text = try #require(try listing(filter))
-        #expect(text.contains("background-data-off"))
+        #expect(refused(text) == [.backgroundDataOff])
         #expect(filter.restrictions == [app: .backgroundDataOff])
         #expect(metrics.exposition().contains("offstage_network_rule_seconds_count 1"), "\(metrics.exposition())")
         filter.restrict(NetworkRulesChange([app: Optional<NetworkRestriction>.none]))
         filter.settle()
-        #expect(try #require(try listing(filter)).contains("background-data-off") == false)
+        #expect(refused(try listing(filter)).isEmpty)
+        filter.restrict(NetworkRulesChange([app: .dataSaver]))
+        filter.settle()
         filter.unregister(app)
         #expect(try #require(try listing(filter)).contains("app1_out") == false)
+        #expect(try refused(listing(filter)).isEmpty, "a restricted app goes whole")
+        #expect(filter.status.state == "enforced")
         filter.stop()
         #expect(try listing(filter) == nil, "no table once stopped")
     }
@@ -146,11 +189,11 @@ struct NetworkFilterKernelTests {
         let group = try control.makeGroup(forApp: app.rawValue)
         defer { control.removeGroup(group) }
         first.register(app, group, restriction: .dataSaver)
-        #expect(try #require(try listing(first)).contains("data-saver"))
+        #expect(refused(try listing(first)) == [.dataSaver])
         // The first is never stopped (as after kill -9): the second replaces its table, with nothing of the app.
         let second = NetworkFilter.start(instanceName: instance, control: control, logger: logger, metrics: DaemonMetrics())
         defer { second.stop() }
-        #expect(try #require(try listing(second)).contains("data-saver") == false)
+        #expect(refused(try listing(second)).isEmpty)
         // A group whose cgroup is gone: the kernel refuses the path, and the status says so.
         let gone = AppGroup(key: "gone", kind: .cgroupV2, directoryName: "gone", cgroupPath: group.cgroupPath! + "-gone")
         second.register("com.example.gone", gone, restriction: nil)
@@ -160,7 +203,7 @@ struct NetworkFilterKernelTests {
         second.restrict(NetworkRulesChange([app: .backgroundActivityOff]))
         second.settle()
         #expect(second.status.state == "enforced", "a batch that applies clears the failure")
-        #expect(try #require(try listing(second)).contains("background-activity-off"))
+        #expect(refused(try listing(second)) == [.backgroundActivityOff])
     }
 
     @Test("SET-2: a lift is in force when liftNow returns, and a block decided before it, applied after, does not undo it")
@@ -181,11 +224,40 @@ struct NetworkFilterKernelTests {
             filter.settle()
             #expect(filter.restrictions[app] == nil)
             let text = try #require(try listing(filter))
-            #expect(!text.contains("background-data-off") && !text.contains("data-saver"), "\(text)")
+            #expect(refused(text).isEmpty, "\(text)")
             filter.restrict(NetworkRulesChange([app: .dataSaver]))
             filter.settle()
-            #expect(try #require(try listing(filter)).contains("data-saver"))
+            #expect(refused(try listing(filter)) == [.dataSaver])
         }
+    }
+
+    @Test("SET-2: a change refused because the kernel no longer holds what the filter applied is reported, and the refused maps are rewritten from what was decided")
+    func refusedMapsRewritten() throws {
+        let instance = "t\(getpid())e"
+        let (filter, control) = try makeFilter(instance)
+        defer { filter.stop(); control.removeAll() }
+        let apps: [AppID] = ["com.example.e1", "com.example.e2"]
+        var groups: [AppGroup] = []
+        defer { groups.forEach(control.removeGroup) }
+        for app in apps {
+            let group = try control.makeGroup(forApp: app.rawValue)
+            groups.append(group)
+            filter.register(app, group, restriction: .dataSaver)
+        }
+        guard case .enforced(let table) = filter.availability else { Issue.record("not enforced"); return }
+        // Someone else empties the maps: the filter's lift of the first app deletes an element that is not there.
+        try Nftables().run("flush map inet \(table) out_refused\nflush map inet \(table) in_refused\n")
+        filter.liftNow(NetworkRulesChange([apps[0]: Optional<NetworkRestriction>.none]))
+        #expect(filter.status.state == "failing" && filter.status.detail.contains("lifting 1 restrictions"), "\(filter.status.detail)")
+        // Rewritten: the second app is refused again, the first is not.
+        let text = try #require(try listing(filter))
+        let compact = text.replacingOccurrences(of: " ", with: "")
+        #expect(refused(text) == [.dataSaver])
+        #expect(compact.components(separatedBy: "\"goto\":{\"target\":\"data-saver_out\"}").count - 1 == 1, "\(text)")
+        filter.restrict(NetworkRulesChange([apps[1]: Optional<NetworkRestriction>.none]))
+        filter.settle()
+        #expect(filter.status.state == "enforced")
+        #expect(try refused(listing(filter)).isEmpty)
     }
 
     @Test("SET-2: where the apps are not in cgroup2 groups the controls are advisory, and say why and what to do")
