@@ -6,20 +6,27 @@ import OffstageCore
 enum Table {
     static func apps(_ apps: [ControlInterface.App]) -> String {
         guard !apps.isEmpty else { return "no apps installed" }
-        var rows = [["ID", "STATE", "PID", "MEMORY", "TASKS", "REMAINING", "MODES", "LAST EXIT"]]
+        var rows = [["ID", "STATE", "PID", "MEMORY", "BAND", "TASKS", "REMAINING", "MODES", "LAST EXIT"]]
         for app in apps {
             let remaining = app.backgroundTimeRemaining.map { String(format: "%.1f s", $0) } ?? "-"
             var state = app.state
             if app.terminating != nil { state += " (terminating)" }
             if app.forceQuit { state += " (force-quit)" }
             rows.append([
-                app.id, state, app.pid.map(String.init) ?? "-", app.memoryBytes.map(bytes) ?? "-", String(app.backgroundTasks), remaining,
+                app.id, state, app.pid.map(String.init) ?? "-", app.memoryBytes.map(bytes) ?? "-", band(app), String(app.backgroundTasks), remaining,
                 app.activeModes.isEmpty ? "-" : app.activeModes.joined(separator: ","), app.lastTermination ?? "-",
             ])
         }
         let continued = apps.flatMap { app in app.continuedTasks.map { "  \(app.id) \(continuedLine($0))" } }
         guard !continued.isEmpty else { return layout(rows) }
         return layout(rows) + "\ncontinued processing:\n" + continued.joined(separator: "\n")
+    }
+
+    /// `suspended #1`: the app's band for memory and its place in the order apps are ended when memory stays short
+    /// (SPEC MEM-1), `kept` when the user keeps it in memory; `-` when it does not run.
+    static func band(_ app: ControlInterface.App) -> String {
+        guard let band = app.memoryBand else { return "-" }
+        return band + (app.memoryEndingRank.map { " #\($0)" } ?? "") + (app.keptInMemory && band != "foreground" ? " kept" : "")
     }
 
     /// `com.example.export.1 'Exporting photos' 42 % (21 of 50), running`.

@@ -34,7 +34,13 @@ struct Uninstall: DaemonCommand {
 
 struct Apps: DaemonCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List installed apps with their state, pid, background tasks and time remaining.")
+        abstract: "List installed apps with their state, pid, memory, band, background tasks and time remaining.",
+        discussion: """
+            BAND is where a running app stands when memory is short (SPEC MEM-1): foreground, background-user (audio, \
+            location, continued processing), background-work (a task, a run, a handler) or suspended, and its place \
+            in the order apps are ended, #1 first: suspended apps least recently used first, then background work, \
+            then background for the user, then apps the user keeps in memory ("kept"), the app in front last.
+            """)
     @OptionGroup var globals: GlobalOptions
 
     func run(with client: ControlClient) throws {

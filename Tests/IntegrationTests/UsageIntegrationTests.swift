@@ -66,9 +66,12 @@ struct UsageIntegrationTests {
             #expect((app.memoryBytes ?? 0) > 1_000_000, "a running app has memory: \(app)")
             #expect(reply.memory.contains { $0.app == Self.id && $0.peakBytes >= (app.memoryBytes ?? 0) })
 
-            // offstage apps shows the memory too.
-            #expect((try daemon.app(Self.id).memoryBytes ?? 0) > 1_000_000)
-            #expect(try daemon.ok("apps").contains("MEMORY"))
+            // offstage apps shows the memory too, and the band (MEM-1): the only app running, suspended, ended first.
+            let listed = try daemon.app(Self.id)
+            #expect((listed.memoryBytes ?? 0) > 1_000_000)
+            #expect(listed.memoryBand == "suspended" && listed.memoryEndingRank == 1 && !listed.keptInMemory, "\(listed)")
+            let apps = try daemon.ok("apps")
+            #expect(apps.contains("MEMORY") && apps.contains("BAND") && apps.contains("suspended #1"), "\(apps)")
             let table = try daemon.ok("usage")
             #expect(table.contains(Self.id) && table.contains("WAKE-UPS") && table.contains("total"), "\(table)")
             let byDay = try daemon.ok("usage", Self.id)

@@ -26,6 +26,7 @@ extension OffstageCore {
             networkInputs = inputs
             perAppStale.formUnion(apps.keys)
         }
+        noteUse(now)
         decideUsage(now, metered: inputs.network == .metered)
         decideNetwork(inputs, now)
     }

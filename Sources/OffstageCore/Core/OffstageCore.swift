@@ -91,6 +91,16 @@ public struct OffstageCore: Sendable {
 
     /// The status of one app.
     public func status(of id: AppID, at now: Instant) -> AppStatus? {
+        status(of: id, at: now, endingOrder: apps[id]?.process == nil ? [] : memoryEndingOrder(at: now).map(\.app))
+    }
+
+    /// The status of every app, sorted by id.
+    public func statuses(at now: Instant) -> [AppStatus] {
+        let order = memoryEndingOrder(at: now).map(\.app)
+        return apps.keys.sorted().compactMap { status(of: $0, at: now, endingOrder: order) }
+    }
+
+    private func status(of id: AppID, at now: Instant, endingOrder: [AppID]) -> AppStatus? {
         guard let entry = apps[id] else { return nil }
         let process = entry.process
         var remaining: Double?
@@ -105,13 +115,10 @@ public struct OffstageCore: Sendable {
             forceQuit: entry.durable.forceQuit, lastTermination: entry.durable.lastTermination,
             backgroundModes: entry.app.manifest.backgroundModes.sorted { $0.rawValue < $1.rawValue },
             exitsOnSuspend: exitsOnSuspend(entry), modeHolds: process?.frozen == false ? modeHolds(of: id, at: now) : [],
+            memoryBand: memoryBand(of: id, at: now), memoryEndingRank: endingOrder.firstIndex(of: id).map { $0 + 1 },
+            keptInMemory: entry.app.settings.keptInMemory,
             suspendedBecause: process?.frozen == true ? process?.suspendedBecause : nil,
             continued: continuedTasks(of: entry))
-    }
-
-    /// The status of every app, sorted by id.
-    public func statuses(at now: Instant) -> [AppStatus] {
-        apps.keys.sorted().compactMap { status(of: $0, at: now) }
     }
 
     /// The durable state of an app, for the shell to persist after ``CoreAction/saveApp(_:)``.

@@ -57,6 +57,9 @@ public struct AppProcess: Hashable, Sendable {
     public var termination: TerminationProgress?
     /// When the launch began.
     public var startedAt: Instant
+    /// The last input at which the app was in front (SPEC MEM-1: the least recently used is ended first); nil when it
+    /// has not been in front since it started.
+    public var lastInFront: Instant?
 
     /// Creates the record of a process being launched.
     public init(launch: UInt64, reason: LaunchReason, phase: ApplicationState, startedAt: Instant, ledger: BackgroundTaskLedger) {
@@ -154,6 +157,12 @@ public struct AppStatus: Hashable, Sendable, Codable {
     public var exitsOnSuspend: Bool
     /// What each background mode says about the running app: which keep it running, and which would but may not.
     public var modeHolds: [ModeHold] = []
+    /// Its band for memory while it has a process (SPEC MEM-1).
+    public var memoryBand: MemoryBand?
+    /// Its place in the order apps are ended when memory stays short, 1 first; nil when it has no process.
+    public var memoryEndingRank: Int?
+    /// The user's "kept in memory" setting (SPEC SET-2).
+    public var keptInMemory: Bool = false
 
     /// Why the app is suspended, while it is.
     public var suspendedBecause: String?

@@ -37,9 +37,15 @@ public enum ControlInterface {
           suspendedBecause: ?string,
           # work the user started that continues in the background, running then queued (SPEC SCH-11)
           continuedTasks: []ContinuedTask,
-          # the memory of its processes in bytes (their proportional set size) at the latest reading: its last change
-          # of state, or a usage query; null when not running, and in Open's reply (SET-3)
-          memoryBytes: ?int
+          # the memory of its processes in bytes (their proportional set size) at the latest reading: a little after
+          # it was last suspended, or a usage query; null when not running, and in Open's reply (SET-3)
+          memoryBytes: ?int,
+          # while it runs, its band for memory (MEM-1): foreground, background-user, background-work or suspended
+          memoryBand: ?string,
+          # while it runs, its place in the order apps are ended when memory stays short: 1 is ended first
+          memoryEndingRank: ?int,
+          # the user's "kept in memory" setting (SET-2): ended only after every other app out of the foreground
+          keptInMemory: bool
         )
 
         # A continued-processing task: queued, running or ending (its expiration handler was called).
@@ -428,11 +434,18 @@ public enum ControlInterface {
         public var continuedTasks: [ContinuedTaskMessage]
         /// The memory of its processes at the latest reading, in bytes; nil when it is not running (or not read).
         public var memoryBytes: Int64?
+        /// Its band for memory while it runs (SPEC MEM-1): `foreground`, `background-user`, `background-work` or
+        /// `suspended`.
+        public var memoryBand: String?
+        /// Its place in the order apps are ended when memory stays short, 1 first; nil when it does not run.
+        public var memoryEndingRank: Int?
+        /// The user's "kept in memory" setting (SPEC SET-2).
+        public var keptInMemory: Bool
 
         enum CodingKeys: String, CodingKey {
             case id, state, pid, backgroundTasks, backgroundTimeRemaining, launchReason, terminating, forceQuit
             case lastTermination, lastTerminationAt, backgroundModes, exitsOnSuspend, activeModes, modeHolds
-            case suspendedBecause, continuedTasks, memoryBytes
+            case suspendedBecause, continuedTasks, memoryBytes, memoryBand, memoryEndingRank, keptInMemory
         }
 
         /// The wire form of a core status, with the app's memory if it was read.
@@ -454,6 +467,9 @@ public enum ControlInterface {
             modeHolds = status.modeHolds.map(\.description)
             suspendedBecause = status.suspendedBecause
             continuedTasks = status.continued.map(ContinuedTaskMessage.init)
+            memoryBand = status.memoryBand?.rawValue
+            memoryEndingRank = status.memoryEndingRank
+            keptInMemory = status.keptInMemory
         }
 
         public init(from decoder: any Decoder) throws {
@@ -476,6 +492,10 @@ public enum ControlInterface {
             // A daemon from before continued processing sends none.
             continuedTasks = try container.decodeIfPresent([ContinuedTaskMessage].self, forKey: .continuedTasks) ?? []
             memoryBytes = try container.decodeIfPresent(Int64.self, forKey: .memoryBytes)
+            // A daemon from before memory bands sends none.
+            memoryBand = try container.decodeIfPresent(String.self, forKey: .memoryBand)
+            memoryEndingRank = try container.decodeIfPresent(Int.self, forKey: .memoryEndingRank)
+            keptInMemory = try container.decodeIfPresent(Bool.self, forKey: .keptInMemory) ?? false
         }
 
         // Optionals are written as null (not left out) so scripts can rely on every key being present.
@@ -498,6 +518,9 @@ public enum ControlInterface {
             try container.encode(suspendedBecause, forKey: .suspendedBecause)
             try container.encode(continuedTasks, forKey: .continuedTasks)
             try container.encode(memoryBytes, forKey: .memoryBytes)
+            try container.encode(memoryBand, forKey: .memoryBand)
+            try container.encode(memoryEndingRank, forKey: .memoryEndingRank)
+            try container.encode(keptInMemory, forKey: .keptInMemory)
         }
     }
 

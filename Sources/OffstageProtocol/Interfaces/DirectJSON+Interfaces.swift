@@ -46,6 +46,12 @@ extension ControlInterface.App: VarlinkDirectEncodable {
         try json.array(continuedTasks)
         json.raw(",\"memoryBytes\":")
         json.number(orNull: memoryBytes)
+        json.raw(",\"memoryBand\":")
+        if let memoryBand { json.string(memoryBand) } else { json.raw("null") }
+        json.raw(",\"memoryEndingRank\":")
+        json.number(orNull: memoryEndingRank)
+        json.raw(",\"keptInMemory\":")
+        json.bool(keptInMemory)
         json.raw("}")
     }
 }

@@ -100,6 +100,10 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// SET-3: the usage contexts the shell holds, built from the usage actions alone, are those of the apps with a
     /// process, each as the app is now (in front, running in the background, metered), a running one on today.
     case usageContextsCurrent
+    /// MEM-1, SET-2: the order apps would be ended in holds every app with a process once, in the band its state
+    /// gives (in front, frozen, playing the user's audio), the apps kept in memory after the other apps out of front,
+    /// the app in front last, and within a band the least recently used first.
+    case memoryOrder
 
     var description: String {
         switch self {
@@ -132,6 +136,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .continuedSlots: "SCH-11 continued tasks within the slots, least progress ended first, in submission order"
         case .networkRulesCurrent: "SET-2 the shell blocks exactly the traffic the settings restrict now"
         case .usageContextsCurrent: "SET-3 the shell counts each app's use as what the app is doing now"
+        case .memoryOrder: "MEM-1 apps are ended by band, kept ones after the rest, the app in front last, least recently used first"
         }
     }
 }
@@ -201,6 +206,8 @@ struct ModelObservation {
     var usageContexts: [AppID: UsageContext] = [:]
     /// The apps playing audio the user started.
     var userAudio: Set<AppID> = []
+    /// The core's order of ending apps when memory stays short.
+    var memoryOrder: [MemoryStanding] = []
 }
 
 /// The checks themselves. Each returns what it found broken; the shell keeps the first enabled one.
@@ -384,6 +391,44 @@ enum CoreInvariants {
         found += checkPushes(seen)
         found += checkNetworkRules(seen)
         found += checkUsageContexts(seen)
+        found += checkMemoryOrder(seen)
+        return found
+    }
+
+    /// MEM-1, derived here from the state, not from the core's own rule (but for what makes work "for the user").
+    static func checkMemoryOrder(_ seen: ModelObservation) -> [(Invariant, String)] {
+        var found: [(Invariant, String)] = []
+        func fail(_ message: String) { found.append((.memoryOrder, message)) }
+        let order = seen.memoryOrder
+        let running = Set(seen.apps.compactMap { $0.value.process == nil ? nil : $0.key })
+        if Set(order.map(\.app)) != running || order.count != running.count {
+            fail("the order holds \(order.map(\.app)), but the apps with a process are \(running.sorted())")
+        }
+        for standing in order {
+            guard let entry = seen.apps[standing.app], let process = entry.process else { continue }
+            let expected: MemoryBand? =
+                process.phase.isForeground ? .foreground
+                : process.frozen || process.phase == .suspended ? .suspended
+                : seen.userAudio.contains(standing.app) ? .backgroundUser : nil
+            if let expected, standing.band != expected {
+                fail("\(standing.app) is \(process.phase)\(process.frozen ? " (frozen)" : ""), yet its band is \(standing.band.rawValue)")
+            }
+            if expected == nil, standing.band == .foreground || standing.band == .suspended {
+                fail("\(standing.app) runs in the background, yet its band is \(standing.band.rawValue)")
+            }
+            if standing.keptInMemory != entry.app.settings.keptInMemory {
+                fail("\(standing.app)'s kept-in-memory setting is \(entry.app.settings.keptInMemory), its standing says \(standing.keptInMemory)")
+            }
+        }
+        func group(_ standing: MemoryStanding) -> Int { standing.band == .foreground ? 2 : standing.keptInMemory ? 1 : 0 }
+        for (earlier, later) in zip(order, order.dropFirst()) {
+            let (first, second) = (group(earlier), group(later))
+            if first > second || (first == second && earlier.band > later.band)
+                || (first == second && earlier.band == later.band && earlier.lastUsed > later.lastUsed)
+            {
+                fail("\(earlier.app) (\(earlier.band.rawValue)) is ended before \(later.app) (\(later.band.rawValue))")
+            }
+        }
         return found
     }
 

@@ -37,6 +37,36 @@ struct CoreInvariantsTests {
         #expect(found(.launch(app1, LaunchPlan(launch: 50, reason: .refresh)), shell).isEmpty)
     }
 
+    @Test("MEM-1: an app left out of the memory order, a band its state contradicts, a kept app before one that is not, the app in front not last")
+    func memoryOrder() throws {
+        let shell = try good()
+        var seen = shell.observation(firedTimer: false)
+        #expect(seen.memoryOrder.map(\.app) == [app0] && seen.memoryOrder.first?.band == .foreground)
+        seen.memoryOrder = []
+        #expect(found(seen).contains(.memoryOrder), "the running app is left out")
+        seen = shell.observation(firedTimer: false)
+        seen.memoryOrder[0].band = .suspended
+        #expect(found(seen).contains(.memoryOrder), "an app in front said to be suspended")
+        seen = shell.observation(firedTimer: false)
+        seen.memoryOrder[0].keptInMemory = true
+        #expect(found(seen).contains(.memoryOrder), "a setting the app does not have")
+        let at = seen.now
+        let standing = { (id: AppID, band: MemoryBand, kept: Bool, used: Int64) in
+            MemoryStanding(app: id, band: band, keptInMemory: kept, lastUsed: at + .seconds(used))
+        }
+        let orders: [[MemoryStanding]] = [
+            [standing(app0, .foreground, false, 0), standing(app1, .suspended, false, 0)],
+            [standing(app1, .suspended, true, 0), standing(app0, .backgroundWork, false, 0)],
+            [standing(app1, .backgroundUser, false, 0), standing(app0, .backgroundWork, false, 0)],
+            [standing(app1, .suspended, false, 9), standing(app0, .suspended, false, 1)],
+        ]
+        for order in orders {
+            var broken = shell.observation(firedTimer: false)
+            broken.memoryOrder = order
+            #expect(CoreInvariants.checkMemoryOrder(broken).contains { $0.1.contains("is ended before") }, "\(order.map(\.app))")
+        }
+    }
+
     @Test("LC-1: two apps in the foreground, or one that is not the device's")
     func oneForegroundApp() throws {
         var seen = try good().observation(firedTimer: false)

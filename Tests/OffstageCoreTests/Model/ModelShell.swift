@@ -476,7 +476,7 @@ struct ModelShell {
             pushStore: pushes, networkRules: networkRules, usageContexts: usageContexts,
             userAudio: Set(core.apps.keys.filter { id in
                 core.modes.audio.session(of: id).map { $0.active && $0.playing && $0.startedByUser } ?? false
-            }))
+            }), memoryOrder: core.memoryEndingOrder(at: now))
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {

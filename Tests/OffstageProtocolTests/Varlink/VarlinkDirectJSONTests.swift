@@ -51,6 +51,7 @@ struct VarlinkDirectJSONTests {
             "exitsOnSuspend": !set, "activeModes": set ? ["audio", string] : [],
             "modeHolds": set ? [] : ["audio: playing", string], "suspendedBecause": set ? string : NSNull(),
             "memoryBytes": set ? Int64.max - Int64(index) : NSNull(),
+            "memoryBand": set ? string : NSNull(), "memoryEndingRank": set ? Int.max - index : NSNull(), "keptInMemory": set,
             "continuedTasks": (0..<(index % 3)).map { task -> [String: Any] in
                 [
                     "identifier": "com.example.export.\(task)", "state": task == 0 ? "running" : "queued", "title": string,
