@@ -9,7 +9,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let exampleApps = [
     "FiniteTask", "NeverEndingTask", "HangingBackground", "ExitsOnSuspend", "NewsApp", "RefreshApp", "ProcessingApp", "Player",
     "Phone", "Tracker", "Scanner", "Alarm", "Messenger", "Downloader", "Exporter",
-    "Newsstand", "FeedSync",
+    "Newsstand", "FeedSync", "PhotoViewer",
 ]
 
 /// Folders an example ships in its bundle beside the executable (not compiled).

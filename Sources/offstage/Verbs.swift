@@ -279,6 +279,7 @@ struct Status: DaemonCommand {
                 freezer:       \(reply.freezer) (\(reply.freezerReason))
                 data controls: \(reply.dataControls) (\(reply.dataControlsDetail))
                 network kind:  from \(reply.networkSource)
+                memory limits: \(reply.memoryLimits ?? "unknown") (\(reply.memoryLimitsDetail ?? "a daemon from before memory limits"))
                 socket:        \(reply.socket)
                 state folder:  \(reply.stateDirectory)
                 apps:          \(reply.apps) installed; in front: \(reply.foregroundApp ?? "none")\

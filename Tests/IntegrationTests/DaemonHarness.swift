@@ -113,7 +113,7 @@ final class DaemonHarness: @unchecked Sendable {
     /// groups first.
     static func cgroupFolders(instance: String) -> [String] {
         let mounts = CgroupMounts.current()
-        return [mounts.unified, mounts.freezer].compactMap { $0 }.flatMap { mount -> [String] in
+        return [mounts.unified, mounts.freezer, mounts.memory].compactMap { $0 }.flatMap { mount -> [String] in
             let base = mount.mountPoint + "/offstage." + instance
             guard FileManager.default.fileExists(atPath: base) else { return [] }
             let children = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).map { base + "/" + $0 }

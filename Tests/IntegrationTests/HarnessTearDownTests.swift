@@ -22,6 +22,9 @@ struct HarnessTearDownTests {
         let pid = try #require(try daemon.app(Self.app).pid)
         #expect(ProcessProbe.isFrozen(pid))
         let groups = DaemonHarness.cgroupFolders(instance: OffstageDaemonService.instanceName(for: daemon.stateDirectory))
+        if let memory = MemoryLimitIntegrationTests.controllerMount {
+            #expect(groups.contains { $0.hasPrefix(memory + "/") }, "the app's memory group is among them (SPEC MEM-2)")
+        }
 
         let table = "offstage_" + OffstageDaemonService.instanceName(for: daemon.stateDirectory)
         daemon.crash()

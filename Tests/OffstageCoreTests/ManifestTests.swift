@@ -80,7 +80,10 @@ struct ManifestTests {
              "wrong type"),
             ("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>x</string>"
              + "<key>OffstageLinux</key><dict><key>MemoryLimitMB</key><integer>-1</integer></dict>",
-             "OffstageLinux.MemoryLimitMB", "must be positive"),
+             "OffstageLinux.MemoryLimitMB", "must be from 1 to 1048576 (1 TiB), got -1"),
+            ("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>x</string>"
+             + "<key>OffstageLinux</key><dict><key>MemoryLimitMB</key><integer>9223372036854775807</integer></dict>",
+             "OffstageLinux.MemoryLimitMB", "must be from 1 to 1048576 (1 TiB), got 9223372036854775807"),
             ("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>x</string>"
              + "<key>OffstageLinux</key><dict><key>Arguments</key><string>-v</string></dict>",
              "OffstageLinux.Arguments", "wrong type"),

@@ -48,8 +48,14 @@ public struct Manifest: Hashable, Sendable, Codable {
         public var arguments: [String]
         /// Extra environment variables (`Environment`).
         public var environment: [String: String]
-        /// Memory limit in MiB (`MemoryLimitMB`), enforced where the memory controller is available.
+        /// Memory limit in MiB (`MemoryLimitMB`, SPEC MEM-2): the kernel's memory controller ends the app when it
+        /// uses more; where no controller can be used, the daemon reads the app's memory and ends it over the limit.
         public var memoryLimitMB: Int?
+        /// The largest limit a manifest may give: 1 TiB.
+        public static let maximumMemoryLimitMB = 1_048_576
+
+        /// The limit in bytes.
+        public var memoryLimitBytes: Int64? { memoryLimitMB.map { Int64($0) * 1_048_576 } }
 
         /// Creates Linux settings.
         public init(arguments: [String] = [], environment: [String: String] = [:], memoryLimitMB: Int? = nil) {

@@ -84,9 +84,10 @@ public enum ManifestParser {
                 fix: "list non-empty identifiers of at most 255 bytes, such as com.example.refresh")
         }
         let linux = raw.OffstageLinux ?? RawManifest.RawLinux()
-        if let limit = linux.MemoryLimitMB, limit <= 0 {
+        if let limit = linux.MemoryLimitMB, limit <= 0 || limit > Manifest.LinuxSettings.maximumMemoryLimitMB {
             throw ManifestError(
-                file: file, key: "\(linuxKey).MemoryLimitMB", problem: "must be positive, got \(limit)",
+                file: file, key: "\(linuxKey).MemoryLimitMB",
+                problem: "must be from 1 to \(Manifest.LinuxSettings.maximumMemoryLimitMB) (1 TiB), got \(limit)",
                 fix: "give the limit in MiB, for example 256, or remove the key")
         }
         // Arguments and environment go to exec as C strings: a NUL would silently cut one short, and a name with '='

@@ -32,6 +32,18 @@ extension OffstageCore {
         MemoryStanding.endingOrder(apps.keys.compactMap { memoryStanding(of: $0, at: now) })
     }
 
+    /// The daemon read a running app's memory above its manifest's limit where no memory controller enforces the
+    /// limit (SPEC MEM-2): the app is ended at once, as the kernel would have ended it, and the reason says so. A
+    /// reading at or under the limit, of another process, or of an app without a limit changes nothing.
+    public mutating func memoryOverLimit(_ id: AppID, pid: Int32, bytes: Int64, at now: Instant) -> [CoreAction] {
+        guard let entry = apps[id], let process = entry.process, process.pid == pid,
+            let limit = entry.app.manifest.linux.memoryLimitMB, let bytesAllowed = entry.app.manifest.linux.memoryLimitBytes,
+            bytes > bytesAllowed
+        else { return finish(now) }
+        terminate(id, .memoryLimitExceeded(megabytes: limit), .immediate, now)
+        return finish(now)
+    }
+
     /// Remembers that the apps the input touched and that are in front were used now.
     mutating func noteUse(_ now: Instant) {
         for id in perAppStale where apps[id]?.process?.phase.isForeground == true {

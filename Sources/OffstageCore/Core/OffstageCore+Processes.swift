@@ -45,23 +45,29 @@ extension OffstageCore {
     }
 
     /// The app's process exited (or was killed).
-    public mutating func processExited(_ id: AppID, pid: Int32, status: ExitStatus, at now: Instant) -> [CoreAction] {
+    ///
+    /// - Parameter cause: Why it ended, where the shell knows and the core did not end it: the kernel's memory
+    ///   controller killed it over its limit (SPEC MEM-2). A termination the core began keeps its own reason.
+    public mutating func processExited(
+        _ id: AppID, pid: Int32, status: ExitStatus, cause: TerminationReason? = nil, at now: Instant
+    ) -> [CoreAction] {
         guard let process = apps[id]?.process, process.pid == pid else { return finish(now) }
-        processGone(id, status: status, now)
+        processGone(id, status: status, cause: cause, now)
         return finish(now)
     }
 
-    mutating func processGone(_ id: AppID, status: ExitStatus, _ now: Instant) {
+    mutating func processGone(_ id: AppID, status: ExitStatus, cause: TerminationReason? = nil, _ now: Instant) {
         cutOffRuns(id, status, now)
         cutOffPushRuns(id, status, now)
         cutOffTransferRuns(id)
         guard var entry = apps[id], let process = entry.process else { return }
-        let reason = process.termination?.reason
+        let reason = process.termination?.reason ?? cause
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
-        // A watchdog's kill is the app's failure as much as a crash, and a launch that fails is throttled the same
-        // way, so a hung or broken app is not relaunched in a tight loop (SPEC LC-9).
+        // A watchdog's kill is the app's failure as much as a crash, and a launch that fails, or an app over its
+        // memory limit, is throttled the same way, so a hung or broken app is not relaunched in a tight loop (SPEC LC-9).
         var crashed = reason.map(\.isWatchdog) ?? true
         if case .launchFailed = reason { crashed = true }
+        if case .memoryLimitExceeded = reason { crashed = true }
         if crashed, status.isAbnormal, !process.reason.isForeground {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)

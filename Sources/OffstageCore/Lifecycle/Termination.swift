@@ -55,6 +55,9 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     case taskOverrun(identifier: String, seconds: Double)
     /// A remote-notification handler did not complete within its time (SPEC NT-4).
     case remoteNotificationOverrun(seconds: Double)
+    /// It used more memory than its manifest's limit (`MemoryLimitMB`, SPEC MEM-2): the kernel's memory controller
+    /// ended it (its group counted an out-of-memory kill), or, where there is none, the daemon did on reading it.
+    case memoryLimitExceeded(megabytes: Int)
 
     public var description: String {
         switch self {
@@ -78,6 +81,7 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
             "task '\(identifier)' not completed within \(format(seconds)) s (runtime and grace after expiration)"
         case .remoteNotificationOverrun(let seconds):
             "remote-notification handler not completed within \(format(seconds)) s"
+        case .memoryLimitExceeded(let megabytes): "exceeded its memory limit of \(megabytes) MB"
         }
     }
 }

@@ -119,6 +119,13 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Whether the user's data controls are enforced by the kernel with nftables rules on the apps' sockets, and
     /// their bytes counted (SPEC SET-2, SET-3). Off, the controls hold only the scheduler and the transfers. Default on.
     public var dataControls = true
+    /// Whether the apps' memory limits (SPEC MEM-2) are enforced, and their memory measured, by the kernel's memory
+    /// controller where one can be used. Off, or where none can, the daemon reads each limited app's memory itself every
+    /// ``memoryWatchInterval`` while it runs, and `offstage status` says which is in force. Default on.
+    public var memoryController = true
+    /// Seconds between two readings of a running limited app's memory where the daemon watches the limits itself.
+    /// Default 1 s.
+    public var memoryWatchInterval: Double = 1
     /// Whether the network's metered hint is read from NetworkManager on the system bus (SPEC SET-1). Default on.
     public var networkManager = true
     /// Days of per-app usage kept (`offstage usage`, SPEC SET-3), today included. Default 31.
@@ -135,7 +142,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
         case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval, networkManager
-        case dataControls
+        case dataControls, memoryController, memoryWatchInterval
     }
 
     /// How the usage recorder keeps what it counts.
@@ -216,6 +223,8 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         historyRowsPerApp = try count(.historyRowsPerApp, defaults.historyRowsPerApp, in: 10 ... 10_000_000)
         networkManager = try container.decodeIfPresent(Bool.self, forKey: .networkManager) ?? defaults.networkManager
         dataControls = try container.decodeIfPresent(Bool.self, forKey: .dataControls) ?? defaults.dataControls
+        memoryController = try container.decodeIfPresent(Bool.self, forKey: .memoryController) ?? defaults.memoryController
+        memoryWatchInterval = try seconds(.memoryWatchInterval, defaults.memoryWatchInterval, in: 0.1 ... 3_600)
         usageDaysKept = try count(.usageDaysKept, defaults.usageDaysKept, in: 1 ... 3_660)
         usageWriteInterval = try seconds(.usageWriteInterval, defaults.usageWriteInterval, in: 0 ... 3_600)
     }

@@ -124,9 +124,11 @@ extension DaemonEngine {
         environment["OFFSTAGE_LAUNCH_REASON"] = plan.reason.rawValue
         environment["OFFSTAGE_DATA_DIR"] = dataDirectory
         environment["OFFSTAGE_BUNDLE_DIR"] = entry.app.bundlePath
-        let request = SpawnRequest(
+        var request = SpawnRequest(
             executable: entry.app.bundlePath + "/" + manifest.executable, arguments: manifest.linux.arguments,
             environment: environment, workingDirectory: dataDirectory, outputPath: paths.output(id))
+        // Its memory limit holds from its first instruction (SPEC MEM-2).
+        request.alsoJoin = memoryGroupsForLaunch(id)
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(
@@ -138,6 +140,7 @@ extension DaemonEngine {
             // Persist, then act: a daemon that crashes from here on finds this process again.
             persist { try store.saveProcess(.init(app: id, pid: pid, startTime: startTime, startedAt: now)) }
             actionQueue.append(contentsOf: core.processStarted(id, launch: plan.launch, pid: pid, at: now))
+            watchMemoryLimits()
         } catch {
             metrics.launchFailures.increment()
             actionQueue.append(contentsOf: core.launchFailed(id, launch: plan.launch, message: "\(error)", at: now))
@@ -166,6 +169,7 @@ extension DaemonEngine {
         // Its rules go while the cgroup they name still exists.
         network.unregister(id)
         if let group = groups.removeValue(forKey: id) { control.removeGroup(group) }
+        memory.forget(id)
         // `offstage uninstall` returns once the app is gone; the reply waits for the delete above to be written.
         for responder in uninstallWaiters.removeValue(forKey: id) ?? [] { responder.reply() }
     }

@@ -50,6 +50,8 @@ public final class DaemonEngine: @unchecked Sendable {
     let network: NetworkFilter
     /// Counts what each app used, when the core says its use changed (SPEC SET-3).
     let usage: UsageRecorder
+    /// The apps' memory groups and limits (SPEC MEM-2).
+    let memory: AppMemory
     /// Watches the machine's power, network, memory pressure and thermal state (SPEC SET-1, SCH-11); nil until the
     /// service starts it, or where the kernel's event sockets cannot be opened.
     var machineWatcher: MachineConditionsWatcher?
@@ -116,13 +118,16 @@ public final class DaemonEngine: @unchecked Sendable {
     init(
         configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
         control: any ProcessControl, freezerReason: String, threadPool: NIOThreadPool, logger: Logger,
-        metrics: DaemonMetrics, notifications: NotificationsReading? = nil, network: NetworkFilter? = nil
+        metrics: DaemonMetrics, notifications: NotificationsReading? = nil, network: NetworkFilter? = nil,
+        memory: AppMemory? = nil
     ) throws {
         self.network = network ?? NetworkFilter(
             advisory: "the daemon was started without a network filter", fix: "start it as offstaged does", logger: logger,
             metrics: metrics)
+        self.memory = memory ?? AppMemory(watchedBecause: "the daemon was started without a memory service", logger: logger)
         self.usage = try UsageRecorder(
-            settings: configuration.daemon.usage, network: self.network, control: control, store: store, logger: logger)
+            settings: configuration.daemon.usage, network: self.network, control: control, store: store, logger: logger,
+            reader: AppResourceReader(memory: self.memory.cgroups))
         self.metrics = metrics
         self.threadPool = threadPool
         self.configuration = configuration
@@ -218,6 +223,7 @@ public final class DaemonEngine: @unchecked Sendable {
         for record in survivors {
             do {
                 _ = try group(for: record.app)
+                memory.adopted(record.app)
                 try watcher.watch(pid: record.pid, startTime: record.startTime)
             } catch {
                 logger.warning(
@@ -227,6 +233,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         // All at once: a decision between two adoptions could launch a survivor not adopted yet a second time.
         apply(core.adopt(survivors.map { ($0.app, $0.pid) }, at: now))
+        watchMemoryLimits()
         // Before anything fires: calendar notifications follow the machine's time zone if it changed meanwhile.
         followMachineTimeZone(postEventIfSame: false)
         // Uninstalls acknowledged before the restart are finished; pending work read back from the store is
@@ -338,7 +345,8 @@ public final class DaemonEngine: @unchecked Sendable {
             streams[id] = nil
             stream.responder.fail(VarlinkError("io.offstage.App.Terminated", parameters: [:]))
         }
-        apply(core.processExited(id, pid: pid, status: status, at: now))
+        apply(core.processExited(id, pid: pid, status: status, cause: memoryCause(id, status: status), at: now))
+        watchMemoryLimits()
         checkShutdown()
     }
 }

@@ -51,6 +51,7 @@ public struct OffstageDaemonService: Service {
         let store: OffstageStore
         let control: any ProcessControl
         var network: NetworkFilter?
+        var memory: AppMemory?
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         do {
             store = try OffstageStore(
@@ -68,17 +69,23 @@ public struct OffstageDaemonService: Service {
                 : NetworkFilter(
                     advisory: "turned off in the configuration (dataControls)", fix: "set dataControls to true",
                     logger: logger, metrics: metrics)
+            memory = AppMemory(
+                instanceName: Self.instanceName(for: configuration.stateDirectory),
+                useController: configuration.daemon.memoryController, logger: logger)
+            logger.info(
+                "memory limits: \(memory!.limitsState) \(memory!.limitsDetail(watchInterval: configuration.daemon.memoryWatchInterval))")
             threadPool.start()
-            engine = try await loop.submit { [control, store, network] in
+            engine = try await loop.submit { [control, store, network, memory] in
                 try DaemonEngine(
                     configuration: configuration, eventLoop: loop, store: store, control: control,
                     freezerReason: freezerReason, threadPool: threadPool, logger: logger, metrics: metrics,
-                    notifications: notifications, network: network)
+                    notifications: notifications, network: network, memory: memory)
             }.get()
         } catch {
             // The socket goes with the daemon that could not start: clients waiting on it see it close; its table
-            // goes from the kernel.
+            // and memory groups go from the kernel.
             network?.stop()
+            memory?.removeAll()
             try? await server.close()
             throw error
         }
@@ -105,9 +112,7 @@ public struct OffstageDaemonService: Service {
         } catch {
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
-            control.removeAll()
-            engine.network.stop()
+            engine.removeKernelState()
             throw error
         }
         do {
@@ -118,9 +123,7 @@ public struct OffstageDaemonService: Service {
             handOffs.stop()
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
-            control.removeAll()
-            engine.network.stop()
+            engine.removeKernelState()
             throw error
         }
         let location = LocationService(engine: engine, settings: configuration.daemon.location)
@@ -145,9 +148,7 @@ public struct OffstageDaemonService: Service {
             accessoryPaths.stop()
             watcher.shutdown()
             try? await server.close()
-            // This daemon's cgroup folder, left empty, goes with it (a folder with apps inside stays), and its table.
-            control.removeAll()
-            engine.network.stop()
+            engine.removeKernelState()
             throw error
         }
         // Background transfers' attempts run on threads of their own; their reports come back to the loop.
@@ -220,9 +221,8 @@ public struct OffstageDaemonService: Service {
         watcher.shutdown()
         // What the apps used up to now is counted while their counters still exist (SPEC SET-3).
         engine.usage.stop(at: DaemonEngine.wallClock())
-        control.removeAll()
         // Nothing of the daemon is left in the kernel (SPEC SET-2).
-        engine.network.stop()
+        engine.removeKernelState()
         // The log writer's last entries (the apps' exits) are on the disk before its thread stops.
         _ = try? await loop.flatSubmit { engine.readLog(app: nil, limit: 0) }.get()
         try? await threadPool.shutdownGracefully()

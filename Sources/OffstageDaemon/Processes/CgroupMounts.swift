@@ -25,11 +25,15 @@ public struct CgroupMounts: Sendable, Hashable {
     public let unified: Mount?
     /// The cgroup v1 hierarchy that carries the `freezer` controller, if mounted.
     public let freezer: Mount?
+    /// The cgroup v1 hierarchy that carries the `memory` controller, if mounted (on a pure cgroup2 machine the memory
+    /// controller is in the unified hierarchy instead: its root's `cgroup.controllers` says so).
+    public let memory: Mount?
 
     /// Creates a value from known mounts.
-    public init(unified: Mount?, freezer: Mount?) {
+    public init(unified: Mount?, freezer: Mount?, memory: Mount? = nil) {
         self.unified = unified
         self.freezer = freezer
+        self.memory = memory
     }
 
     /// The mounts of the calling process; none when mountinfo cannot be read.
@@ -39,7 +43,7 @@ public struct CgroupMounts: Sendable, Hashable {
 
     static func current(syscalls: Syscalls) -> CgroupMounts {
         guard let text = try? syscalls.readFile("/proc/self/mountinfo") else {
-            return CgroupMounts(unified: nil, freezer: nil)
+            return CgroupMounts(unified: nil, freezer: nil, memory: nil)
         }
         return parse(mountInfo: text)
     }
@@ -48,6 +52,7 @@ public struct CgroupMounts: Sendable, Hashable {
     public static func parse(mountInfo text: String) -> CgroupMounts {
         var unified: Mount?
         var freezer: Mount?
+        var memory: Mount?
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // id parent major:minor root mount-point options [optional...] - fstype source super-options
@@ -66,8 +71,11 @@ public struct CgroupMounts: Sendable, Hashable {
             } else if fileSystem == "cgroup", freezer == nil, superOptions.contains("freezer") {
                 freezer = mount
             }
+            if fileSystem == "cgroup", memory == nil, superOptions.contains("memory") {
+                memory = mount
+            }
         }
-        return CgroupMounts(unified: unified, freezer: freezer)
+        return CgroupMounts(unified: unified, freezer: freezer, memory: memory)
     }
 
     // mountinfo writes space, tab, newline and backslash in paths as three-digit octal escapes.

@@ -50,7 +50,7 @@ public struct FreezerCgroupV1: ProcessControl {
             group, path: path,
             isFrozen: { (try? Self.state(syscalls.readFile(CgroupHierarchy.join($0, "freezer.state")))) != "THAWED" },
             thaw: { try thaw(group, leader: 0) })
-        return try launcher.spawn(request, cgroupProcsPaths: [CgroupHierarchy.join(path, "cgroup.procs")])
+        return try launcher.spawn(request, cgroupProcsPaths: [CgroupHierarchy.join(path, "cgroup.procs")] + request.alsoJoin)
     }
 
     public func adopt(pid: Int32, into group: AppGroup) throws {

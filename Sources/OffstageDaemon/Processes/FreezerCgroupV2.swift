@@ -55,7 +55,7 @@ public struct FreezerCgroupV2: ProcessControl {
             group, path: path,
             isFrozen: { (try? syscalls.readFile(CgroupHierarchy.join($0, "cgroup.freeze"))) != "0\n" },
             thaw: { try thaw(group, leader: 0) })
-        return try launcher.spawn(request, cgroupProcsPaths: [CgroupHierarchy.join(path, "cgroup.procs")])
+        return try launcher.spawn(request, cgroupProcsPaths: [CgroupHierarchy.join(path, "cgroup.procs")] + request.alsoJoin)
     }
 
     public func adopt(pid: Int32, into group: AppGroup) throws {

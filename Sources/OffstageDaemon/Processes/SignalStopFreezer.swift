@@ -44,7 +44,7 @@ public struct SignalStopFreezer: ProcessControl {
     }
 
     public func spawn(_ request: SpawnRequest, in group: AppGroup) throws -> Int32 {
-        let pid = try launcher.spawn(request, cgroupProcsPaths: [])
+        let pid = try launcher.spawn(request, cgroupProcsPaths: request.alsoJoin)
         remember(leader: pid, key: group.key)
         return pid
     }

@@ -10,6 +10,9 @@ public struct SpawnRequest: Sendable, Hashable {
     public var workingDirectory: String
     /// File that receives stdout and stderr, opened for appending and created if missing; nil for /dev/null.
     public var outputPath: String?
+    /// `cgroup.procs` files of other hierarchies the process joins before exec, besides its group's own: the app's
+    /// group under a cgroup v1 memory controller (SPEC MEM-2), so that its limit holds from the first instruction.
+    public var alsoJoin: [String] = []
 
     /// Creates a request.
     public init(

@@ -289,7 +289,8 @@ extension DaemonEngine {
                 ?? "the network interfaces, read once at start (the kernel's change events cannot be watched here)",
             stateDirectory: paths.root, socket: configuration.socketPath,
             foregroundApp: core.device.foregroundApp?.rawValue, locked: core.device.locked,
-            interruption: core.device.interruption != nil, apps: core.apps.count)
+            interruption: core.device.interruption != nil, apps: core.apps.count, memoryLimits: memory.limitsState,
+            memoryLimitsDetail: memory.limitsDetail(watchInterval: configuration.daemon.memoryWatchInterval))
     }
 }
 

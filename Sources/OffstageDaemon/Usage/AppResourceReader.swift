@@ -1,14 +1,27 @@
+import OffstageCore
+
 /// Reads what an app's processes used so far (SPEC SET-3): CPU time from its cgroup where it has one of cgroup v2
 /// (`cpu.stat`, which keeps the time of processes that have exited), else the sum of its live processes' times from
-/// `/proc`; memory as the sum of its processes' proportional set size (`smaps_rollup`), which shares a library's pages
-/// fairly between the processes that map it.
+/// `/proc`; memory from its group under the kernel's memory controller where it has one (SPEC MEM-1: one file read, what
+/// the kernel's limit counts), else as the sum of its processes' proportional set size (`smaps_rollup`), which shares a
+/// library's pages fairly between the processes that map it.
 struct AppResourceReader: Sendable {
     let procFS: ProcFS
     let syscalls: Syscalls
+    /// The apps' memory groups, where the memory controller is used.
+    let memory: MemoryCgroups?
 
-    init(syscalls: Syscalls = .live) {
+    init(syscalls: Syscalls = .live, memory: MemoryCgroups? = nil) {
         self.syscalls = syscalls
         self.procFS = ProcFS(syscalls: syscalls)
+        self.memory = memory
+    }
+
+    /// Memory of a running app (with `members`) in bytes: its memory group's, else its processes' PSS; nil when it
+    /// runs no process or none could be read.
+    func memoryBytes(app id: AppID, members: [Int32]) -> Int64? {
+        guard !members.isEmpty else { return nil }
+        return memory?.usageBytes(app: id.rawValue) ?? memoryBytes(members: members)
     }
 
     /// CPU time used by the app's processes, in microseconds; nil when it cannot be read.

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Counts what each app used (SPEC SET-3). It decides nothing: the core says what an app's use counts as (in front
 /// or not, metered or not, which day, a wake-up) and when that changes; the recorder reads the app's counters — the
-/// bytes of its nftables counters, the CPU time of its cgroup, the memory of its processes — and the core's
+/// bytes of its nftables counters, the CPU time of its cgroup, the memory of its group or its processes — and the core's
 /// ``UsageLedger`` adds what they moved to the context that ended.
 ///
 /// Readings are taken on the recorder's own thread, never on a lifecycle transition's path: a change is handed over
@@ -88,7 +88,7 @@ final class UsageRecorder: Sendable {
                 // small app, under the lock its own memory calls need), which would compete with the transition
                 // that caused the change. It is read a little after the app is frozen (see `readDueMemory`), and by
                 // queries.
-                let readings = read(change.contexts.keys.sorted(), state.sources, memoryOf: [])
+                let readings = read(change.contexts.keys.sorted(), state.sources, withMemory: false)
                 state.ledger.apply(change, readings: readings, bases: state.bases)
                 for (id, reading) in readings { state.bases[id] = reading }
                 for case (let id, nil) in change.contexts {
@@ -187,7 +187,7 @@ final class UsageRecorder: Sendable {
             guard !state.stopped else { return }
             for id in state.memoryDue.sorted() {
                 guard let source = state.sources[id], let leader = source.leader,
-                    let bytes = reader.memoryBytes(members: control.members(of: source.group, leader: leader))
+                    let bytes = reader.memoryBytes(app: id, members: control.members(of: source.group, leader: leader))
                 else { continue }
                 state.ledger.recordMemory(id, bytes: bytes)
                 memoryNow.withLock { $0[id] = bytes }
@@ -197,15 +197,15 @@ final class UsageRecorder: Sendable {
     }
 
     private func readOpen(_ ids: [AppID], _ now: Instant, _ state: inout State) {
-        let readings = read(ids, state.sources, memoryOf: Set(ids))
+        let readings = read(ids, state.sources, withMemory: true)
         state.memoryDue.subtract(ids)
         state.ledger.readOpen(ids, at: now, readings: readings)
         for (id, reading) in readings { state.bases[id] = reading }
     }
 
-    /// Reads the counters of the apps given: their traffic in one netlink exchange, their CPU one by one, and the memory
-    /// of those in `memoryOf`.
-    private func read(_ ids: [AppID], _ sources: [AppID: Source], memoryOf: Set<AppID>) -> [AppID: UsageReading] {
+    /// Reads the counters of the apps given: their traffic in one netlink exchange, their CPU one by one, and their
+    /// memory `withMemory`.
+    private func read(_ ids: [AppID], _ sources: [AppID: Source], withMemory: Bool) -> [AppID: UsageReading] {
         let bytes = network.counters(of: ids)
         var readings: [AppID: UsageReading] = [:]
         for id in ids {
@@ -213,7 +213,7 @@ final class UsageRecorder: Sendable {
             if let source = sources[id] {
                 let members = source.leader.map { control.members(of: source.group, leader: $0) } ?? []
                 reading.cpuMicroseconds = reader.cpuMicroseconds(group: source.group, members: members)
-                if memoryOf.contains(id) { reading.memoryBytes = reader.memoryBytes(members: members) }
+                if withMemory { reading.memoryBytes = reader.memoryBytes(app: id, members: members) }
             }
             if let memory = reading.memoryBytes { memoryNow.withLock { $0[id] = memory } }
             readings[id] = reading

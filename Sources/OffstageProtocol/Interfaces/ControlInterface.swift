@@ -125,6 +125,10 @@ public enum ControlInterface {
           # where the network's kind (metered or not) comes from: NetworkManager's Metered property, or the interfaces
           # and why (SET-1)
           networkSource: string,
+          # whether the apps' memory limits are enforced by the kernel's memory controller or watched by the daemon,
+          # and where or why (MEM-2)
+          memoryLimits: ?string,
+          memoryLimitsDetail: ?string,
           stateDirectory: string,
           socket: string,
           foregroundApp: ?string,
@@ -625,6 +629,11 @@ public enum ControlInterface {
         public var dataControlsDetail: String
         /// Where the network's kind comes from (SPEC SET-1).
         public var networkSource: String
+        /// How the apps' memory limits hold (SPEC MEM-2): `enforced` by the kernel's memory controller, or `watched` by
+        /// the daemon (no controller can be used; the detail says why). Nil from a daemon from before memory limits.
+        public var memoryLimits: String?
+        /// Where the controller is, or why the daemon watches and how often.
+        public var memoryLimitsDetail: String?
         public var stateDirectory: String
         public var socket: String
         public var foregroundApp: String?
@@ -634,9 +643,11 @@ public enum ControlInterface {
         public init(
             version: String, pid: Int32, freezer: String, freezerReason: String, dataControls: String,
             dataControlsDetail: String, networkSource: String, stateDirectory: String, socket: String, foregroundApp: String?,
-            locked: Bool, interruption: Bool, apps: Int
+            locked: Bool, interruption: Bool, apps: Int, memoryLimits: String? = nil, memoryLimitsDetail: String? = nil
         ) {
             self.networkSource = networkSource
+            self.memoryLimits = memoryLimits
+            self.memoryLimitsDetail = memoryLimitsDetail
             self.version = version
             self.pid = pid
             self.freezer = freezer
@@ -653,7 +664,7 @@ public enum ControlInterface {
 
         enum CodingKeys: String, CodingKey {
             case version, pid, freezer, freezerReason, dataControls, dataControlsDetail, networkSource, stateDirectory
-            case socket, foregroundApp, locked, interruption, apps
+            case socket, foregroundApp, locked, interruption, apps, memoryLimits, memoryLimitsDetail
         }
 
         public init(from decoder: any Decoder) throws {
@@ -666,6 +677,8 @@ public enum ControlInterface {
             dataControlsDetail = try container.decode(String.self, forKey: .dataControlsDetail)
             // A daemon from before NetworkManager was read sends none.
             networkSource = try container.decodeIfPresent(String.self, forKey: .networkSource) ?? "the network interfaces"
+            memoryLimits = try container.decodeIfPresent(String.self, forKey: .memoryLimits)
+            memoryLimitsDetail = try container.decodeIfPresent(String.self, forKey: .memoryLimitsDetail)
             stateDirectory = try container.decode(String.self, forKey: .stateDirectory)
             socket = try container.decode(String.self, forKey: .socket)
             foregroundApp = try container.decodeIfPresent(String.self, forKey: .foregroundApp)

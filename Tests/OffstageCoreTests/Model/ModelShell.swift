@@ -773,7 +773,7 @@ struct CrashStreak: Hashable, Sendable {
     static func isMisbehaviour(_ reason: TerminationReason) -> Bool {
         switch reason {
         case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed,
-            .remoteNotificationOverrun:
+            .remoteNotificationOverrun, .memoryLimitExceeded:
             true
         case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed: false
         }

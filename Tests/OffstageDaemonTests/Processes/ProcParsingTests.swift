@@ -10,17 +10,19 @@ struct ProcParsingTests {
         24 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
         31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
         32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+        35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
         36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices
         37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
         40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
         41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
         """
 
-    @Test("mountinfo of a hybrid layout: cgroup2 at unified, the v1 freezer beside it")
+    @Test("mountinfo of a hybrid layout: cgroup2 at unified, the v1 freezer and memory controller beside it (MEM-2)")
     func hybridLayout() {
         let mounts = CgroupMounts.parse(mountInfo: Self.hybrid)
         #expect(mounts.unified == .init(mountPoint: "/sys/fs/cgroup/unified", root: "/", isReadOnly: false))
         #expect(mounts.freezer == .init(mountPoint: "/sys/fs/cgroup/freezer", root: "/", isReadOnly: false))
+        #expect(mounts.memory == .init(mountPoint: "/sys/fs/cgroup/memory", root: "/", isReadOnly: false))
     }
 
     @Test("mountinfo of a pure cgroup2 layout (with optional fields) has no v1 freezer")
@@ -32,6 +34,7 @@ struct ProcParsingTests {
         let mounts = CgroupMounts.parse(mountInfo: text)
         #expect(mounts.unified?.mountPoint == "/sys/fs/cgroup")
         #expect(mounts.freezer == nil)
+        #expect(mounts.memory == nil)
     }
 
     @Test("mountinfo without cgroups, and garbage lines, give no mounts")
@@ -48,11 +51,14 @@ struct ProcParsingTests {
     func unusualMounts() {
         let text = """
             50 31 0:40 /docker/abc /sys/fs/cgroup/cpu,freezer ro,relatime - cgroup cgroup ro,cpu,freezer
+            52 31 0:42 /docker/abc /sys/fs/cgroup/memory,blkio rw,relatime - cgroup cgroup rw,memory,blkio
             51 31 0:41 / /mnt/my\\040cgroup rw,relatime - cgroup2 none rw
             """
         let mounts = CgroupMounts.parse(mountInfo: text)
         #expect(
             mounts.freezer == .init(mountPoint: "/sys/fs/cgroup/cpu,freezer", root: "/docker/abc", isReadOnly: true))
+        #expect(
+            mounts.memory == .init(mountPoint: "/sys/fs/cgroup/memory,blkio", root: "/docker/abc", isReadOnly: false))
         #expect(mounts.unified?.mountPoint == "/mnt/my cgroup")
     }
 

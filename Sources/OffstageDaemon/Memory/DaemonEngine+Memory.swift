@@ -1,0 +1,63 @@
+import Glibc
+import NIOCore
+import OffstageCore
+
+/// The engine's side of the memory service (SPEC MEM-2): the app's memory group before a launch, the kernel's word on
+/// an exit, and the daemon's own reading of limited apps where the kernel does not enforce their limits.
+extension DaemonEngine {
+    /// Before a launch: the app's memory group with its manifest's limit; the `cgroup.procs` files its process joins.
+    func memoryGroupsForLaunch(_ id: AppID) -> [String] {
+        memory.prepareLaunch(id, limitBytes: core.apps[id]?.app.manifest.linux.memoryLimitBytes)
+    }
+
+    /// Why an app's process ended where only the kernel knows: its memory group counted an out-of-memory kill since
+    /// the launch, and the process died of SIGKILL (or, adopted, of something the daemon could not see), so the
+    /// kernel ended it over its limit. Nil otherwise: a crash stays a crash.
+    func memoryCause(_ id: AppID, status: ExitStatus) -> TerminationReason? {
+        let ended = memory.endedForMemory(id)
+        switch status {
+        case .signaled(SIGKILL), .unknown: break
+        default: return nil
+        }
+        guard ended, let limit = core.apps[id]?.app.manifest.linux.memoryLimitMB else { return nil }
+        return .memoryLimitExceeded(megabytes: limit)
+    }
+
+    /// Keeps the daemon reading limited apps' memory while one runs whose limit the kernel does not enforce, and stops
+    /// it when none does: no wake-up otherwise.
+    func watchMemoryLimits() {
+        let watched = appsByPid.values.contains { id in
+            memory.watches(id) && core.apps[id]?.app.manifest.linux.memoryLimitMB != nil
+        }
+        guard watched else {
+            memory.watch?.cancel()
+            memory.watch = nil
+            return
+        }
+        guard memory.watch == nil else { return }
+        let interval = TimeAmount.nanoseconds(Int64(configuration.daemon.memoryWatchInterval * 1e9))
+        memory.watch = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [self] _ in
+            readWatchedMemory()
+        }
+    }
+
+    /// Reads each running limited app's memory (the PSS of its processes) and hands one over its limit to the core,
+    /// which ends it.
+    private func readWatchedMemory() {
+        for (pid, id) in appsByPid.sorted(by: { $0.key < $1.key }) {
+            guard memory.watches(id), let limit = core.apps[id]?.app.manifest.linux.memoryLimitBytes, let group = groups[id],
+                let bytes = memory.reader.memoryBytes(members: control.members(of: group, leader: pid)), bytes > limit
+            else { continue }
+            apply(core.memoryOverLimit(id, pid: pid, bytes: bytes, at: now))
+        }
+        watchMemoryLimits()
+    }
+
+    /// Removes what this daemon made in the kernel: its cgroup folders (each left empty; one with processes inside
+    /// stays) and its nftables table.
+    func removeKernelState() {
+        control.removeAll()
+        memory.removeAll()
+        network.stop()
+    }
+}
