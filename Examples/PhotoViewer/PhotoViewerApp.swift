@@ -5,7 +5,8 @@ import Offstage
 /// A photo viewer that keeps the photos it has decoded in memory, as image apps do: each photo opened costs its
 /// decoded size, and the cache only grows while the viewer is in front. The manifest gives it a memory limit
 /// (`OffstageLinux.MemoryLimitMB`): on a device whose kernel has a memory controller, a viewer that outgrows it is ended
-/// by the kernel, and `offstage apps` says it "exceeded its memory limit".
+/// by the kernel, and `offstage apps` says it "exceeded its memory limit". On a memory warning it lets go of every photo
+/// but the one on screen.
 ///
 /// Options (in the manifest's `OffstageLinux.Arguments`):
 /// - `--photo-mb N`: the decoded size of one photo, in MiB (default 8).
@@ -60,6 +61,14 @@ final class PhotoViewerDelegate: ApplicationDelegate {
     func applicationDidEnterBackground(_ application: Application) { say("did-enter-background; \(megabytes) MB decoded") }
     func applicationWillEnterForeground(_ application: Application) { say("will-enter-foreground") }
     func applicationWillTerminate(_ application: Application) { say("will-terminate") }
+
+    /// Memory is short: the photos off screen are decoded again when the user comes back to them; the one on screen
+    /// stays.
+    func applicationDidReceiveMemoryWarning(_ application: Application) {
+        let before = megabytes
+        if cache.count > 1 { cache.removeFirst(cache.count - 1) }
+        say("did-receive-memory-warning: freed \(before - megabytes) MB, \(megabytes) MB decoded")
+    }
 
     /// Decodes one more photo: a buffer of its size with every byte written (a pattern, not zeros the kernel could
     /// leave unbacked).

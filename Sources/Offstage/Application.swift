@@ -194,6 +194,9 @@ public final class Application {
             // The delegate's methods are async: the center answers the callback once they have returned.
             UserNotificationCenter.current().handle(callback)
             return
+        case "memoryWarning":
+            delegate?.applicationDidReceiveMemoryWarning(self)
+            publish(.didReceiveMemoryWarning, Self.didReceiveMemoryWarningNotification)
         case "audioInterruption":
             if let event = callback.audioInterruption {
                 AudioSession.shared.handleInterruption(began: event.began, shouldResume: event.shouldResume, reason: event.reason)
@@ -224,4 +227,7 @@ extension Application {
     public static let willEnterForegroundNotification = Notification.Name("OffstageApplicationWillEnterForeground")
     /// Posted after will-terminate, just before the process exits.
     public static let willTerminateNotification = Notification.Name("OffstageApplicationWillTerminate")
+    /// Posted after ``ApplicationDelegate/applicationDidReceiveMemoryWarning(_:)`` returns (the platform's
+    /// `didReceiveMemoryWarningNotification`): any part of the app holding a cache can observe it.
+    public static let didReceiveMemoryWarningNotification = Notification.Name("OffstageApplicationDidReceiveMemoryWarning")
 }

@@ -24,6 +24,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// The clock was set or the time zone changed (`applicationSignificantTimeChange(_:)`); a suspended app hears it
     /// when it runs again, before anything else. Also posted as ``Application/significantTimeChangeNotification``.
     func applicationSignificantTimeChange(_ application: Application)
+    /// Memory is short on the device (`applicationDidReceiveMemoryWarning(_:)`, SPEC MEM-1): release what can be
+    /// rebuilt — caches, decoded images, views off screen — and return promptly (within 5 s). If memory stays short
+    /// the system ends apps without a callback, suspended ones first, least recently used first; an app that freed
+    /// memory is less likely to be among them. Only a running app gets it: a suspended one is not woken for it. Also
+    /// posted as ``Application/didReceiveMemoryWarningNotification``.
+    func applicationDidReceiveMemoryWarning(_ application: Application)
     /// The system launched or resumed the app in the background to fetch new content (the legacy background
     /// fetch, SPEC SCH-4; see ``Application/setMinimumBackgroundFetchInterval(_:)``).
     ///
@@ -98,6 +104,7 @@ extension ApplicationDelegate {
     public func applicationWillEnterForeground(_ application: Application) {}
     public func applicationWillTerminate(_ application: Application) {}
     public func applicationSignificantTimeChange(_ application: Application) {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application) {}
 }
 
 /// Why the app was launched, handed to `application(_:didFinishLaunchingWithOptions:)`.

@@ -23,5 +23,7 @@ extension Application {
         case willEnterForeground
         /// will-terminate.
         case willTerminate
+        /// A memory warning (SPEC MEM-1).
+        case didReceiveMemoryWarning
     }
 }

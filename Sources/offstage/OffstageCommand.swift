@@ -20,7 +20,7 @@ struct OffstageCommand: ParsableCommand {
         version: offstageVersion,
         subcommands: [
             Install.self, Uninstall.self, Apps.self, Open.self, Home.self, Lock.self, Unlock.self, Interrupt.self,
-            ForceQuit.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
+            ForceQuit.self, MemoryWarningVerb.self, Settings.self, Log.self, Status.self, Device.self, Tasks.self, Explain.self,
             RunTask.self, ExpireTask.self, CancelTask.self, Fetch.self, Audio.self, VoIP.self, LocationCommand.self, AccessoryCommand.self,
             NotificationsCommand.self, PushSend.self, PushKeys.self, PushStatus.self, TransfersCommand.self,
             SystemEventVerb.self, UsageCommand.self, Metrics.self, MakeBundle.self,

@@ -176,6 +176,27 @@ struct ForceQuit: DaemonCommand {
     }
 }
 
+struct MemoryWarningVerb: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "memory-warning",
+        abstract: "Simulate a memory warning: the app's applicationDidReceiveMemoryWarning runs (SPEC MEM-1).",
+        discussion: """
+            Without APP_ID every running app is warned, as the device does when memory gets short; nothing is ended \
+            (to make the device end apps, give it memory pressure: `offstage device --memory-pressure critical`). \
+            A suspended app is refused: it would not be warned on a phone.
+            """)
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: ArgumentHelp("The running app to warn; every running app if left out.", valueName: "APP_ID"))
+    var app: String?
+
+    func run(with client: ControlClient) throws {
+        let reply = try client.call(
+            ControlInterface.Method.memoryWarning, ControlInterface.MemoryWarningParameters(app: app),
+            as: ControlInterface.MemoryWarningReply.self)
+        try client.output(reply, text: "memory warning sent to \(app ?? "\(reply.warned) running app(s)")")
+    }
+}
+
 struct Settings: DaemonCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show or change device settings, or one app's settings with --app.",

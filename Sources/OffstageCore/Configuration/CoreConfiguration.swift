@@ -100,6 +100,9 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
     /// Continued processing: slots, pressure, silence (SPEC SCH-11). A configuration file gives them as one object,
     /// `"continuedProcessing": {"slots": 2, …}`; keys left out keep their defaults.
     public var continuedProcessing = ContinuedProcessingLimits()
+    /// The answer to memory pressure: warnings, grace, how often apps are ended (SPEC MEM-1). A configuration file
+    /// gives them as one object, `"memory": {"warningGrace": 2, …}`; keys left out keep their defaults.
+    public var memory = MemoryResponseSettings()
 
     /// The defaults.
     public init() {}
@@ -117,7 +120,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         case maximumPendingNotificationsPerApp, maximumDeliveredNotificationsPerApp, maximumNotificationContentBytes
         case minimumNotificationRepeatInterval, notificationLateAfter
         case backgroundPushesPerHour, backgroundPushBurst, remoteNotificationTime, newsstandWakeInterval
-        case transfers, continuedProcessing
+        case transfers, continuedProcessing, memory
     }
 
     public init(from decoder: any Decoder) throws {
@@ -187,6 +190,7 @@ public struct CoreConfiguration: Hashable, Sendable, Codable {
         continuedProcessing =
             try container.decodeIfPresent(ContinuedProcessingLimits.self, forKey: .continuedProcessing)
             ?? defaults.continuedProcessing
+        memory = try container.decodeIfPresent(MemoryResponseSettings.self, forKey: .memory) ?? defaults.memory
         if container.contains(.utcOffsetSeconds) {
             utcOffsetSeconds = try integer(.utcOffsetSeconds, 0, in: -50_400...50_400)
         }

@@ -66,7 +66,7 @@ extension OffstageCore {
         case .runTask, .performFetch, .taskExpiring, .remoteNotification: nil  // the run's runtime and grace bound it
         case .transferEvents: now + configuration.callback  // the SDK answers at once; a run, if any, bounds the handler
         case .didBecomeActive, .willEnterForeground, .willResignActive, .audioInterruption, .systemEvent, .locations,
-            .locationError, .notificationWillPresent, .notificationResponse:
+            .locationError, .notificationWillPresent, .notificationResponse, .memoryWarning:
             now + configuration.callback
         case .keepAlive: now + configuration.keepAliveHandler
         case .voipSocket: now + configuration.voipSocketEvent
@@ -239,7 +239,7 @@ extension OffstageCore {
         // A run's handler is bounded by the run's own deadline, not a callback watchdog.
         case .backgroundTasksExpiring, .runTask, .performFetch, .taskExpiring, .remoteNotification: .zero
         case .willEnterForeground, .didBecomeActive, .willResignActive, .audioInterruption, .systemEvent, .locations,
-            .locationError, .notificationWillPresent, .notificationResponse, .transferEvents:
+            .locationError, .notificationWillPresent, .notificationResponse, .transferEvents, .memoryWarning:
             configuration.callback
         case .keepAlive: configuration.keepAliveHandler
         case .voipSocket: configuration.voipSocketEvent

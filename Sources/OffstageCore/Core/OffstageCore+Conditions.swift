@@ -4,6 +4,8 @@ extension OffstageCore {
     /// The machine's power, network, memory pressure or temperature changed (the shell reads them; the core only
     /// records and reacts).
     public mutating func machineReadingChanged(_ reading: MachineReading, at now: Instant) -> [CoreAction] {
+        // Any reading of the machine reads its memory too (SPEC MEM-1): the response may go on.
+        if reading.memoryPressure != nil { memory.readingTaken() }
         guard reading != device.machine else { return finish(now) }
         let before = conditions(at: now)
         device.machine = reading
@@ -41,5 +43,7 @@ extension OffstageCore {
         if before.memoryPressure != after.memoryPressure { changes.append("memory pressure \(after.memoryPressure.rawValue)") }
         if before.thermalState != after.thermalState { changes.append("thermal state \(after.thermalState.rawValue)") }
         if !changes.isEmpty { log(now, nil, .device, "\(changes.joined(separator: ", ")) (\(source))") }
+        // After the line that says why: the warnings and the endings follow the change (SPEC MEM-1).
+        if before.memoryPressure != after.memoryPressure { respondToMemoryPressure(now) }
     }
 }

@@ -140,10 +140,10 @@ extension OffstageCore {
         log(now, id, .schedule, "dropped \(queued.count) queued continued-processing request(s) (\(queued.joined(separator: ", "))): the user force-quit the app")
     }
 
-    /// Whether anything the core decides now depends on memory pressure or the thermal state (SPEC SCH-11):
-    /// continued-processing work queued or running. The shell reads them from the machine at an interval only then,
+    /// Whether anything the core decides now depends on memory pressure or the thermal state (SPEC SCH-11, MEM-1):
+    /// continued-processing work queued or running, or memory short (the response waits for it to be relieved). The shell reads them from the machine at an interval only then,
     /// so that an idle device is not woken to read them (§11: an idle daemon makes no periodic wake-ups).
-    public var dependsOnDevicePressure: Bool { !continuedApps.isEmpty }
+    public var dependsOnDevicePressure: Bool { !continuedApps.isEmpty || memory.episode != nil }
 
     /// Ends the tasks pressure does not leave room for, then starts queued requests in the order they were submitted
     /// while slots are free. Runs with every scheduler pass; it looks only at apps with continued work.

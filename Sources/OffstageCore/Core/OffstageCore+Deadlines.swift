@@ -7,7 +7,9 @@ extension OffstageCore {
         var earliest: Instant? = schedulerDeadline
         if let due = notifications.nextDue, earliest == nil || due < earliest! { earliest = due }
         if let due = pushes.nextRelease(pushLimits), earliest == nil || due < earliest! { earliest = due }
-        for due in [transfers.nextLift, transferRelaunchAt, usage.nextSplit(configuration.localClock)] {
+        for due in [
+            transfers.nextLift, transferRelaunchAt, usage.nextSplit(configuration.localClock), nextMemoryEnding,
+        ] {
             if let due, earliest == nil || due < earliest! { earliest = due }
         }
         for candidate in processDeadlines.values where earliest == nil || candidate < earliest! {

@@ -44,6 +44,111 @@ extension OffstageCore {
         return finish(now)
     }
 
+    // MARK: The response to memory pressure (SPEC MEM-1)
+
+    /// The user (`offstage memory-warning`) or a test sends a memory warning to one running app, or to every one:
+    /// `applicationDidReceiveMemoryWarning`, as the device does when memory gets short, and nothing else. Returns how
+    /// many apps were warned. A suspended app hears nothing (it would not on a phone); one that does not run is refused.
+    public mutating func simulateMemoryWarning(
+        _ only: AppID?, at now: Instant
+    ) throws(CoreError) -> (warned: Int, actions: [CoreAction]) {
+        if let only {
+            guard let entry = apps[only] else {
+                throw CoreError(.appNotInstalled, "app '\(only)' is not installed", fix: "install it, or name an installed app")
+            }
+            guard let process = entry.process, process.termination == nil else {
+                throw CoreError(
+                    .appNotRunning, "app '\(only)' is not running", fix: "open it first: only a running app gets memory warnings")
+            }
+            guard !process.frozen else {
+                throw CoreError(
+                    .appNotRunning, "app '\(only)' is suspended: a suspended app gets no memory warning (SPEC MEM-1)",
+                    fix: "open it first, or warn an app that runs")
+            }
+        }
+        let warned = warnAboutMemory(only, because: "simulated", now)
+        return (warned, finish(now))
+    }
+
+    /// The shell read the machine's memory pressure (SPEC MEM-1): when the kernel says it rose, and while memory is short
+    /// after each app ended and at a short interval. Unlike ``machineReadingChanged(_:at:)`` a level that did not change
+    /// counts too: it says memory is still short once the last app's memory was freed, so the next may be ended.
+    public mutating func memoryPressureRead(_ level: MemoryPressure?, at now: Instant) -> [CoreAction] {
+        memory.readingTaken()
+        if device.machine.memoryPressure != level {
+            var reading = device.machine
+            reading.memoryPressure = level
+            return machineReadingChanged(reading, at: now)
+        }
+        return finish(now)
+    }
+
+    /// Whether the response ends an app now.
+    func memoryEndingDue(_ now: Instant) -> Bool {
+        memory.endingDue(at: now, configuration.memory, given: device.overrides.memoryPressure != nil)
+    }
+
+    /// When the response next looks at the order, if memory is short.
+    var nextMemoryEnding: Instant? {
+        memory.nextEnding(configuration.memory, given: device.overrides.memoryPressure != nil)
+    }
+
+    /// What the daemon measured of running apps' memory, in bytes: recorded with an app ended for memory (SPEC MEM-1).
+    public mutating func noteMemory(_ readings: [AppID: Int64]) {
+        for (id, bytes) in readings where apps[id]?.process != nil { apps[id]?.process?.memoryBytes = bytes }
+    }
+
+    /// Answers the memory pressure now: called after every change of the conditions. A rise warns the running apps;
+    /// relief ends the episode. Pressure that stays past the grace ends apps (``endForMemoryIfDue(_:)``, at the end of
+    /// every input).
+    mutating func respondToMemoryPressure(_ now: Instant) {
+        let level = conditions(at: now).memoryPressure
+        switch memory.read(level, at: now) {
+        case .warn:
+            warnAboutMemory(nil, because: "memory pressure \(level.rawValue)", now)
+        case .relieved(let over):
+            let seconds = format((now - over.began).inSeconds)
+            let ended = over.ended.isEmpty ? "no app ended" : "ended \(over.ended.map { "'\($0)'" }.joined(separator: ", "))"
+            log(now, nil, .device, "memory pressure relieved after \(seconds) s; \(ended)")
+            for id in over.relaunchWhenRelieved.sorted() {
+                guard let entry = apps[id], entry.process == nil, let at = voipRelaunch(entry, .signaled(9), now) else { continue }
+                modes.voip.relaunch(id, at: at)
+                scheduleAgain(id)
+            }
+        case .unchanged:
+            break
+        }
+    }
+
+    /// Ends the first app of the ending order if the response says one is due: memory has stayed short past the grace
+    /// and the interval, and a reading taken since the last one ended says so still. One per input.
+    mutating func endForMemoryIfDue(_ now: Instant) {
+        guard memoryEndingDue(now), let level = memory.episode?.level else { return }
+        let order = memoryEndingOrder(at: now).filter { apps[$0.app]?.process?.termination == nil }
+        guard let next = order.first else {
+            memory.nobodyLeft()
+            return
+        }
+        let megabytes = apps[next.app]?.process?.memoryBytes.map { Int(($0 + (1 << 19)) >> 20) }
+        terminate(next.app, .memoryPressure(pressure: level, band: next.band, megabytes: megabytes), .immediate, now)
+        memory.ended(next.app, at: now)
+    }
+
+    /// Queues `applicationDidReceiveMemoryWarning` for the apps that run (not frozen, not ending); returns how many.
+    @discardableResult
+    mutating func warnAboutMemory(_ only: AppID?, because reason: String, _ now: Instant) -> Int {
+        var warned = 0
+        for id in only.map({ [$0] }) ?? apps.keys.sorted() {
+            guard let process = apps[id]?.process, process.termination == nil, !process.frozen else { continue }
+            if !process.queue.contains(.memoryWarning) { enqueue(id, .memoryWarning) }
+            warned += 1
+        }
+        if warned > 0 || only == nil {
+            log(now, only, .device, "memory warning (\(reason)) for \(only.map { "'\($0)'" } ?? "\(warned) running app(s)")")
+        }
+        return warned
+    }
+
     /// Remembers that the apps the input touched and that are in front were used now.
     mutating func noteUse(_ now: Instant) {
         for id in perAppStale where apps[id]?.process?.phase.isForeground == true {

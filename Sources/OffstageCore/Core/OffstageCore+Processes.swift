@@ -26,6 +26,7 @@ extension OffstageCore {
         guard var process = apps[id]?.process, process.launch == launch else { return finish(now) }
         process.pid = pid
         apps[id]?.process = process
+        memory.processStarted(at: now, configuration.memory)
         log(now, id, .launch, "started as pid \(pid) (\(process.reason.rawValue))")
         if let termination = process.termination {
             // Termination was requested before the pid was known.
@@ -76,7 +77,13 @@ extension OffstageCore {
         }
         entry.process = nil
         apps[id] = entry
-        perform(modes.processEnded(id, relaunch: voipRelaunch(entry, status, now)), now)
+        // A VoIP app ended for memory comes back once memory is no longer short, not into the same shortage (SPEC MEM-1).
+        var relaunch = voipRelaunch(entry, status, now)
+        if case .memoryPressure = reason, relaunch != nil, memory.episode != nil {
+            memory.episode?.relaunchWhenRelieved.insert(id)
+            relaunch = nil
+        }
+        perform(modes.processEnded(id, relaunch: relaunch), now)
         // Notifications it was given in front and never answered go to the user instead of being lost.
         perform(notifications.handToUser(id, limits: notificationLimits))
         let record = entry.durable.lastTermination!

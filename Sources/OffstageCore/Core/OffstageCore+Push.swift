@@ -46,12 +46,16 @@ extension OffstageCore {
 
     // MARK: Arrival
 
-    mutating func receive(_ push: RemotePush, _ now: Instant) {
+    ///
+    /// - Parameter alreadyShown: The push was held over budget after its alert was shown at arrival: released, only
+    ///   its background part is left (the user may have dismissed the alert meanwhile; it does not come back).
+    mutating func receive(_ push: RemotePush, _ now: Instant, alreadyShown: Bool = false) {
         guard let entry = apps[push.app], !entry.uninstalling else {
             return finishPush(push, .notDelivered("'\(push.app)' is not installed"), now)
         }
         guard !push.expired(at: now) else { return finishPush(push, .expired, now) }
-        let shown = push.showsAlert || push.aps.badge != nil ? showPush(push, entry, now) : nil
+        let alerts = push.showsAlert || push.aps.badge != nil
+        let shown = alerts ? (alreadyShown ? .shown : showPush(push, entry, now)) : nil
         guard push.wakesApp || push.type == .voip else {
             return finishPush(push, shown ?? .notDelivered("it has no alert, sound, badge or content-available"), now)
         }
@@ -208,7 +212,7 @@ extension OffstageCore {
         for push in expired { finishPush(push, .expired, now) }
         for push in ready {
             log(now, push.app, .push, "background push \(push.id) released: the app's budget returned")
-            receive(push, now)
+            receive(push, now, alreadyShown: true)
         }
     }
 

@@ -28,6 +28,8 @@ extension OffstageCore {
             guard style > currentStyle else { return }
         }
         process.suspendAt = nil
+        // A push not handed yet is not handed to an app that is ending (SPEC NT-4): its run is cut off with the process.
+        process.queue.removeAll { if case .remoteNotification = $0 { true } else { false } }
         switch style {
         case .graceful:
             process.termination = TerminationProgress(

@@ -67,6 +67,8 @@ public struct OffstageCore: Sendable {
     var perAppStale: Set<AppID> = []
     /// What each app's use of the machine counts as now, as last handed to the shell (SPEC SET-3).
     public internal(set) var usage = UsageMeter()
+    /// The answer to memory pressure under way (SPEC MEM-1).
+    public internal(set) var memory = MemoryResponse()
     /// Bytes the daemon moved for apps' transfers during the current input.
     var transferredBytes: [AppID: TransferBytes] = [:]
 
@@ -183,6 +185,8 @@ public struct OffstageCore: Sendable {
     /// Settles every touched app, lets the scheduler decide if anything it depends on changed, and hands back the
     /// actions of the current input.
     mutating func finish(_ now: Instant) -> [CoreAction] {
+        // Whatever the input, an app due to be ended for memory is ended before the rest settles (SPEC MEM-1).
+        endForMemoryIfDue(now)
         // Starting runs touches apps, and settling them (a freeze) can change what the scheduler sees: a few
         // rounds reach a fixed point; the bound only guards against a bug turning into a hang.
         for _ in 0..<4 {

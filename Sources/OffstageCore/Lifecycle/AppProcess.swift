@@ -60,6 +60,8 @@ public struct AppProcess: Hashable, Sendable {
     /// The last input at which the app was in front (SPEC MEM-1: the least recently used is ended first); nil when it
     /// has not been in front since it started.
     public var lastInFront: Instant?
+    /// Its memory at the daemon's latest reading, in bytes (SPEC MEM-1): recorded with it if it is ended for memory.
+    public var memoryBytes: Int64?
 
     /// Creates the record of a process being launched.
     public init(launch: UInt64, reason: LaunchReason, phase: ApplicationState, startedAt: Instant, ledger: BackgroundTaskLedger) {

@@ -68,6 +68,9 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
     /// run, it is `application(_:handleEventsForBackgroundURLSession:completionHandler:)` (SPEC TR-3), completed with
     /// `CompleteTransferEvents`; without, the session is open in the app and its delegate hears of them directly.
     case transferEvents(session: String, run: UInt64?)
+    /// Memory is short (`applicationDidReceiveMemoryWarning(_:)`, SPEC MEM-1): free what can be rebuilt. Only a
+    /// running app gets it.
+    case memoryWarning
 
     /// The callback's wire name.
     public var name: String {
@@ -93,6 +96,7 @@ public enum CallbackKind: Hashable, Sendable, Codable, CustomStringConvertible {
         case .notificationResponse: "notificationResponse"
         case .remoteNotification: "remoteNotification"
         case .transferEvents: "transferEvents"
+        case .memoryWarning: "memoryWarning"
         }
     }
 

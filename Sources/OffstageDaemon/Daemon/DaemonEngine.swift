@@ -314,6 +314,8 @@ public final class DaemonEngine: @unchecked Sendable {
             let firedAt = now
             // Against the wall clock, the deadline's own clock: how late the core's due work starts.
             metrics.timerFired(latenessNanoseconds: (firedAt - next).nanoseconds)
+            // The response to memory pressure may end an app now: recorded with its memory (SPEC MEM-1).
+            if core.memory.episode != nil { noteAppMemory() }
             apply(core.advance(to: firedAt))
         }
     }
@@ -347,6 +349,7 @@ public final class DaemonEngine: @unchecked Sendable {
         }
         apply(core.processExited(id, pid: pid, status: status, cause: memoryCause(id, status: status), at: now))
         watchMemoryLimits()
+        readMemoryAfterExit()
         checkShutdown()
     }
 }

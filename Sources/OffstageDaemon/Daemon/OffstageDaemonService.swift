@@ -239,7 +239,7 @@ public struct OffstageDaemonService: Service {
         logger: Logger
     ) -> MachineConditionsWatcher? {
         let apply: @Sendable (MachineReading) -> Void = { reading in
-            loop.execute { engine.apply(engine.core.machineReadingChanged(reading, at: engine.now)) }
+            loop.execute { engine.machineRead(reading) }
         }
         // NetworkManager's changes reach the watcher once it exists; the first reading reads the value itself.
         let watching = Mutex<MachineConditionsWatcher?>(nil)

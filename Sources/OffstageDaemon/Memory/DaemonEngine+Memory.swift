@@ -53,6 +53,33 @@ extension DaemonEngine {
         watchMemoryLimits()
     }
 
+    // MARK: The response to memory pressure (SPEC MEM-1)
+
+    /// Hands the core each running app's memory now (its group's count, else its latest reading), so that an app ended
+    /// for memory is recorded with it. Only while memory is short or about to be: a file read per running app.
+    func noteAppMemory() {
+        let latest = memory.cgroups == nil ? usage.latestMemory() : [:]
+        var readings: [AppID: Int64] = [:]
+        for id in Set(appsByPid.values) {
+            if let bytes = memory.cgroups?.usageBytes(app: id.rawValue) ?? latest[id] { readings[id] = bytes }
+        }
+        core.noteMemory(readings)
+    }
+
+    /// A reading of the machine: with the apps' memory first when memory is short, or becomes so.
+    func machineRead(_ reading: MachineReading) {
+        if core.memory.episode != nil || (reading.memoryPressure ?? .normal) > .normal { noteAppMemory() }
+        apply(core.machineReadingChanged(reading, at: now))
+    }
+
+    /// A process ended while memory is short: the machine's memory is read again at once, so the response sees what the
+    /// process freed before it ends another app.
+    func readMemoryAfterExit() {
+        guard core.memory.episode != nil, let reader = machineWatcher?.reader.memory else { return }
+        noteAppMemory()
+        apply(core.memoryPressureRead(reader.read(), at: now))
+    }
+
     /// Removes what this daemon made in the kernel: its cgroup folders (each left empty; one with processes inside
     /// stays) and its nftables table.
     func removeKernelState() {

@@ -233,7 +233,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
     case didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground
     case willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive
     case voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent, notificationResponse
-    case remoteNotification, transferEvents
+    case remoteNotification, transferEvents, memoryWarning
 
     /// The label of `kind`. The switch is exhaustive, so a new kind of callback cannot be left without one.
     init(_ kind: CallbackKind) {
@@ -259,6 +259,7 @@ enum CallbackLabel: String, CaseIterable, Sendable {
         case .notificationResponse: self = .notificationResponse
         case .remoteNotification: self = .remoteNotification
         case .transferEvents: self = .transferEvents
+        case .memoryWarning: self = .memoryWarning
         }
     }
 

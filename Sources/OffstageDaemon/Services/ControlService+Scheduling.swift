@@ -84,6 +84,18 @@ extension ControlService {
                 }
                 responder.reply(ControlInterface.CancelTaskReply(message: message))
             },
+            "MemoryWarning": { context, request, responder in
+                try engine.requireUser(context)
+                let parameters = try request.decodeParameters(ControlInterface.MemoryWarningParameters.self)
+                let id = try parameters.app.map { app throws(VarlinkError) in try engine.appID(app) }
+                var warned = 0
+                try engine.control { () throws(CoreError) in
+                    let (count, actions) = try engine.core.simulateMemoryWarning(id, at: engine.now)
+                    warned = count
+                    return actions
+                }
+                responder.reply(ControlInterface.MemoryWarningReply(warned: warned))
+            },
             "Fetch": { context, request, responder in
                 try engine.requireUser(context)
                 let id = try engine.appID(request.decodeParameters(ControlInterface.AppParameters.self).id)
@@ -121,6 +133,7 @@ extension DaemonEngine {
     func setDevice(_ parameters: ControlInterface.SetDeviceParameters) throws(VarlinkError) {
         let timeZone = try parameters.timeZone.map { name throws(VarlinkError) in try validatedTimeZone(name) }
         let overrides = try parameters.overrides(applyingTo: core.device.overrides)
+        if core.memory.episode != nil || (overrides.memoryPressure ?? .normal) > .normal { noteAppMemory() }
         try control { () throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
         var settings = core.device.settings
         if let lowPower = parameters.lowPowerMode { settings.lowPowerMode = lowPower }

@@ -34,7 +34,7 @@ public enum AppInterface {
           # didFinishLaunching, willEnterForeground, didBecomeActive, willResignActive, didEnterBackground,
           # willTerminate, backgroundTasksExpiring, runTask, performFetch, taskExpiring, audioInterruption, keepAlive,
           # voipSocket, systemEvent, locations, locationError, accessory, notificationWillPresent,
-          # notificationResponse, remoteNotification or transferEvents
+          # notificationResponse, remoteNotification, transferEvents or memoryWarning (MEM-1)
           kind: string,
           launchReason: ?string,
           taskIds: ?[]int,

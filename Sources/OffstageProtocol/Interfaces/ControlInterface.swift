@@ -355,6 +355,11 @@ public enum ControlInterface {
         # Runs the legacy background fetch now (marked forced).
         method Fetch(app: string) -> ()
 
+        # Sends a memory warning (`applicationDidReceiveMemoryWarning`, MEM-1) to one running app, or to every running
+        # app without `app`, as the device does when memory gets short; nothing is ended. A suspended app is refused
+        # (AppNotRunning): it would not be warned. `warned` is how many apps were.
+        method MemoryWarning(app: ?string) -> (warned: int)
+
         # The user cancels a continued-processing task (SPEC SCH-11): a running one has its expiration handler
         # called, a queued one is dropped. `message` says which happened.
         method CancelTask(app: string, identifier: string) -> (message: string)
@@ -416,6 +421,7 @@ public enum ControlInterface {
         public static let fetch = "io.offstage.Control.Fetch"
         public static let cancelTask = "io.offstage.Control.CancelTask"
         public static let usage = "io.offstage.Control.Usage"
+        public static let memoryWarning = "io.offstage.Control.MemoryWarning"
     }
 
     /// One app on the wire; the field names are the CLI's JSON contract.
@@ -570,6 +576,16 @@ public enum ControlInterface {
             self.id = id
             self.outcome = outcome
         }
+    }
+    /// `MemoryWarning`'s parameters: one app, or every running one.
+    public struct MemoryWarningParameters: Codable, Hashable, Sendable {
+        public var app: String?
+        public init(app: String? = nil) { self.app = app }
+    }
+    /// `MemoryWarning`'s reply: how many apps were warned.
+    public struct MemoryWarningReply: Codable, Hashable, Sendable {
+        public var warned: Int
+        public init(warned: Int) { self.warned = warned }
     }
     public struct AppParameters: Codable, Hashable, Sendable {
         public var id: String

@@ -146,7 +146,7 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
-        case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
+        case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory, .memoryWarning: break
         case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)
         case .notificationResponse(let response): notificationResponses[id, default: []].append(response)
         case .remoteNotification(let call): startPushHandler(call, pid: pid, app: id)

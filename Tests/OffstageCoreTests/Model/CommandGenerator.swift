@@ -21,6 +21,9 @@ struct GeneratorProfile: Sendable {
     /// How much the transfer and continued-processing commands weigh (SPEC TR-1..6, SCH-11); with 0 there are none,
     /// and the sequences of a seed are those of before transfers existed.
     var transfers: Double = 0
+    /// How much the memory commands weigh (SPEC MEM-1): levels set by hand, readings of the machine, warnings by hand;
+    /// with 0 there are none, and the sequences of a seed are those of before the memory response existed.
+    var memory: Double = 0
 
     /// Every part of the core, the device mostly multitasking.
     static let lifecycle = GeneratorProfile(
@@ -54,6 +57,12 @@ struct GeneratorProfile: Sendable {
     static let transfers = GeneratorProfile(
         variants: [(4, .downloader), (1, .plain), (1, .scheduler), (1, .exitsOnSuspend), (1, .modes)],
         multitaskingOff: 0.2, length: 40...160, transfers: 3)
+
+    /// Memory getting short and relieved while the apps run, play, hold tasks and are suspended, some kept in memory
+    /// (SPEC MEM-1, SET-2): the machine's readings, levels set by hand, warnings by hand, with the lifecycle's mix.
+    static let memory = GeneratorProfile(
+        variants: [(3, .scheduler), (2, .plain), (2, .modes), (1, .fetchOnly), (1, .messenger)], multitaskingOff: 0.2,
+        length: 40...160, memory: 2)
 
     /// Exits-on-suspend apps and multitasking switched off and on (SPEC LC-7).
     static let multitaskingOff = GeneratorProfile(
@@ -157,6 +166,7 @@ struct CommandGenerator {
             (busy ? 1 : 0.2, .handOff(appSlot(&rng))), (2, .socketData(int(0...(ModelWorld.appCount - 1)))),
             (1, .systemEvent),
         ]
+        if profile.memory > 0 { options.append((profile.memory, .memory)) }
         if profile.accessories > 0 {
             // Accessory commands where an app may have an accessory; a few elsewhere (they must be harmless there).
             let accessoryApps = shell.core.apps.values.contains {
@@ -269,7 +279,7 @@ struct CommandGenerator {
         case timeZone, notificationsAllowed
         case audioInterruption, systemEvent
         case advance, fireTimer, open, home, lock, unlock, interrupt, forceQuit, install, uninstall
-        case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask
+        case multitaskingOff, multitaskingOn, deviceSwitch, appSwitch, conditions, runTask, expireTask, memory
     }
 
     private mutating func make(_ choice: Choice) -> ModelCommand {
@@ -360,6 +370,12 @@ struct CommandGenerator {
             return .device(weighted([(1, .backgroundRefresh), (1, .lowPower), (1, .dataSaver)]), int(0...2) != 0)
         case .appSwitch: return .appSetting(int(anySlot), weighted(AppSwitch.allCases.map { (1, $0) }), int(0...2) != 0)
         case .conditions: return .conditions(conditions())
+        case .memory:
+            let level = weighted([(2, MemoryPressure.normal), (1, .warning), (1.5, .critical)])
+            return weighted([
+                (3, .memoryReading(level)), (1.5, .conditions(ConditionOverrides(memoryPressure: level))),
+                (1, .conditions(ConditionOverrides())), (1, .memoryWarning(int(anySlot))),
+            ])
         case .runTask: return .runTask(int(anySlot), kind())
         case .expireTask: return .expireTask(int(anySlot), kind())
         }

@@ -104,6 +104,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
     /// gives (in front, frozen, playing the user's audio), the apps kept in memory after the other apps out of front,
     /// the app in front last, and within a band the least recently used first.
     case memoryOrder
+    case memoryResponse
 
     var description: String {
         switch self {
@@ -137,6 +138,7 @@ enum Invariant: String, CaseIterable, Hashable, Sendable, CustomStringConvertibl
         case .networkRulesCurrent: "SET-2 the shell blocks exactly the traffic the settings restrict now"
         case .usageContextsCurrent: "SET-3 the shell counts each app's use as what the app is doing now"
         case .memoryOrder: "MEM-1 apps are ended by band, kept ones after the rest, the app in front last, least recently used first"
+        case .memoryResponse: "MEM-1 apps are ended for memory only while it is short, one per interval at most"
         }
     }
 }

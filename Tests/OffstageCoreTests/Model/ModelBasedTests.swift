@@ -71,6 +71,18 @@ struct ModelFailure {
 }
 
 /// What one batch of sequences did.
+extension ExplorationResult {
+    /// Expects the batch to have gone through each of `keys` at least five times: a session that never reaches the
+    /// states the invariants are about checks nothing.
+    func expectReached(_ keys: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        for key in keys {
+            #expect(
+                coverage[key, default: 0] >= 5, "\(key) happened \(coverage[key, default: 0]) times",
+                sourceLocation: sourceLocation)
+        }
+    }
+}
+
 struct ExplorationResult {
     /// Sequences run.
     var sequences = 0
@@ -94,6 +106,17 @@ enum ModelExplorer {
     /// Runs the sequences of `batch`, generated with `profile`, checking `enabled`. A sequence stops at its first
     /// violation, which is shrunk; after that the invariant is no longer checked in this batch, so the rest of the
     /// batch goes on testing the others.
+    /// Explores a batch with every invariant on, prints what it reached, and records each failure with its minimal
+    /// sequence and the command that reproduces it.
+    static func check(_ batch: SeedBatch, profile: GeneratorProfile, test name: String) -> ExplorationResult {
+        let result = explore(batch, profile: profile, enabled: Set(Invariant.allCases))
+        print("model \(name.split(separator: "/").last ?? "") \(batch.testDescription): \(result.summary)")
+        for failure in result.failures {
+            Issue.record(Comment(rawValue: failure.report(test: name)))
+        }
+        return result
+    }
+
     static func explore(_ batch: SeedBatch, profile: GeneratorProfile, enabled: Set<Invariant>) -> ExplorationResult {
         var result = ExplorationResult()
         var checking = enabled
@@ -139,11 +162,7 @@ struct ModelBasedTests {
         "LC-1, LC-2, LC-3, LC-4, LC-5, LC-6, LC-7, LC-9, BT-2, BT-4, MAN-3, MODE-1, MODE-2: random sessions keep every lifecycle invariant",
         arguments: SeedBatch.batches(first: 1_000_000, batches: 4, perBatch: 600))
     func lifecycle(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .lifecycle, enabled: Set(Invariant.allCases))
-        print("model lifecycle \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/lifecycle")))
-        }
+        let result = ModelExplorer.check(batch, profile: .lifecycle, test: "ModelBasedTests/lifecycle")
         // A session that never reaches the states the invariants are about checks nothing: a batch must have gone
         // through each of them many times (not asked of the few sequences of a reproduction).
         guard batch.count >= 200 else { return }
@@ -153,9 +172,7 @@ struct ModelBasedTests {
             "deliver.taskExpiring", "freeze", "thaw", "terminate", "kill", "forget", "log.watchdog", "log.taskRun",
             "deliver.keepAlive", "deliver.systemEvent", "launch.voip", "watchSocket.armed", "closeSocket",
         ]
-        for key in reached {
-            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
-        }
+        result.expectReached(reached)
         #expect(result.sequences == batch.count || !result.failures.isEmpty)
         #expect(result.inputs > result.sequences * 20, "too few inputs per sequence to mean anything")
     }
@@ -164,20 +181,14 @@ struct ModelBasedTests {
         "MODE-2, MODE-4, MODE-6, LC-6, LC-9: random sessions of apps in long-running modes keep every invariant",
         arguments: SeedBatch.batches(first: 9_000_000, batches: 2, perBatch: 400))
     func modes(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .modes, enabled: Set(Invariant.allCases))
-        print("model modes \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/modes")))
-        }
+        let result = ModelExplorer.check(batch, profile: .modes, test: "ModelBasedTests/modes")
         guard batch.count >= 200 else { return }
         // Accessories registered, woken and launched for, their sessions watched and closed, and ended with the app.
         let reached = [
             "watchAccessory", "unwatchAccessory", "deliver.accessory", "launch.accessory", "watchSocket.armed",
             "watchSocket.disarmed", "closeSocket", "thaw", "freeze", "launch.voip", "deliver.keepAlive",
         ]
-        for key in reached {
-            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
-        }
+        result.expectReached(reached)
         #expect(result.inputs > result.sequences * 20)
     }
 
@@ -185,11 +196,7 @@ struct ModelBasedTests {
         "NT-1, NT-2, SET-2, LC-6, LC-7: random sessions with notifications fire each once; store and timer agree",
         arguments: SeedBatch.batches(first: 11_000_000, batches: 2, perBatch: 250))
     func notifications(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .notifications, enabled: Set(Invariant.allCases))
-        print("model notifications \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/notifications")))
-        }
+        let result = ModelExplorer.check(batch, profile: .notifications, test: "ModelBasedTests/notifications")
         guard batch.count >= 200 else { return }
         // Requests added, replaced, removed and fired to the user and to apps in front; taps launching and waking
         // apps; will-present answered; time zones moving triggers; apps forgotten with their notifications.
@@ -199,9 +206,7 @@ struct ModelBasedTests {
             "notification.saveCategories", "deliver.notificationWillPresent", "deliver.notificationResponse",
             "launch.notification", "launch.notification-action", "freeze", "thaw",
         ]
-        for key in reached {
-            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
-        }
+        result.expectReached(reached)
         #expect(result.inputs > result.sequences * 20)
     }
 
@@ -209,20 +214,26 @@ struct ModelBasedTests {
         "NT-4, NT-5, LC-6, MAN-3: random sessions with pushes account for every push once, within budget and deadline, across restarts",
         arguments: SeedBatch.batches(first: 13_000_000, batches: 2, perBatch: 250))
     func pushes(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .pushes, enabled: Set(Invariant.allCases))
-        print("model pushes \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/pushes")))
-        }
+        let result = ModelExplorer.check(batch, profile: .pushes, test: "ModelBasedTests/pushes")
         guard batch.count >= 200 else { return }
         // Handlers launched, resumed, completed and cut off; pushes held, coalesced, expired, dropped, shown.
         let reached = [
             "launch.push", "deliver.remoteNotification", "push.handled", "push.hold", "push.coalesced", "push.expired",
             "push.not-delivered", "push.cut-off", "push.shown", "thaw", "freeze", "notification.show",
         ]
-        for key in reached {
-            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
-        }
+        result.expectReached(reached)
+        #expect(result.inputs > result.sequences * 20)
+    }
+
+    @Test(
+        "MEM-1, SET-2, LC-5: random sessions with memory short and relieved warn the running apps and end apps in the order, one per reading, never while memory is not short",
+        arguments: SeedBatch.batches(first: 17_000_000, batches: 2, perBatch: 300))
+    func memory(batch: SeedBatch) {
+        let result = ModelExplorer.check(batch, profile: .memory, test: "ModelBasedTests/memory")
+        guard batch.count >= 200 else { return }
+        result.expectReached([
+            "deliver.memoryWarning", "memory.ended", "memory.relieved", "kill", "freeze", "launch.voip", "deliver.didBecomeActive",
+        ])
         #expect(result.inputs > result.sequences * 20)
     }
 
@@ -230,11 +241,7 @@ struct ModelBasedTests {
         "LC-7: an exits-on-suspend app, and every app while multitasking is off, never runs in the background",
         arguments: SeedBatch.batches(first: 7_000_000, batches: 2, perBatch: 400))
     func exitsOnSuspend(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .multitaskingOff, enabled: Set(Invariant.allCases))
-        print("model exitsOnSuspend \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTests/exitsOnSuspend")))
-        }
+        let result = ModelExplorer.check(batch, profile: .multitaskingOff, test: "ModelBasedTests/exitsOnSuspend")
         guard batch.count >= 200 else { return }
         #expect(result.coverage["deliver.willTerminate", default: 0] >= 5)
         #expect(result.coverage["launch.user", default: 0] >= 100)

@@ -10,11 +10,7 @@ struct ModelBasedTransferTests {
         "TR-1, TR-2, TR-3, TR-4, TR-5, TR-6, SCH-11, LC-6, SET-2: random sessions keep every transfer and continued-processing invariant, across restarts",
         arguments: SeedBatch.batches(first: 15_000_000, batches: 2, perBatch: 250))
     func transfers(batch: SeedBatch) {
-        let result = ModelExplorer.explore(batch, profile: .transfers, enabled: Set(Invariant.allCases))
-        print("model transfers \(batch.testDescription): \(result.summary)")
-        for failure in result.failures {
-            Issue.record(Comment(rawValue: failure.report(test: "ModelBasedTransferTests/transfers")))
-        }
+        let result = ModelExplorer.check(batch, profile: .transfers, test: "ModelBasedTransferTests/transfers")
         guard batch.count >= 200 else { return }
         // Attempts started, stopped, retried, completed and failed; files handed over; apps launched and resumed for
         // their sessions' events; continued tasks run and ended (a queued one launching its app is rare here:
@@ -25,9 +21,7 @@ struct ModelBasedTransferTests {
             "launch.transfer-events", "deliver.transferEvents", "continued.running", "continued.ending",
             "freeze", "thaw",
         ]
-        for key in reached {
-            #expect(result.coverage[key, default: 0] >= 5, "\(key) happened \(result.coverage[key, default: 0]) times")
-        }
+        result.expectReached(reached)
         #expect(result.inputs > result.sequences * 20)
     }
 

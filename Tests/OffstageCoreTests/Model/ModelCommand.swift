@@ -36,6 +36,10 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     case appSetting(Int, AppSwitch, Bool)
     /// Sets the device's conditions by hand (SPEC SCH-6).
     case conditions(ConditionOverrides)
+    /// The daemon reads the machine's memory pressure (SPEC MEM-1): changed or not, it is a reading.
+    case memoryReading(MemoryPressure)
+    /// `offstage memory-warning` for one app (SPEC MEM-1).
+    case memoryWarning(Int)
 
     // MARK: Debug verbs (SPEC SCH-9)
 
@@ -176,6 +180,8 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .device(let key, let on): ".device(.\(key), \(on))"
         case .appSetting(let slot, let key, let on): ".appSetting(\(slot), .\(key), \(on))"
         case .conditions(let overrides): ".conditions(\(Self.describe(overrides)))"
+        case .memoryReading(let level): ".memoryReading(.\(level))"
+        case .memoryWarning(let slot): ".memoryWarning(\(slot))"
         case .runTask(let slot, let kind): ".runTask(\(slot), .\(Self.describe(kind)))"
         case .expireTask(let slot, let kind): ".expireTask(\(slot), .\(Self.describe(kind)))"
         case .spawn(let slot, let trait): ".spawn(\(slot), .\(trait))"
@@ -248,9 +254,9 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             .push(let slot, _), .completePush(let slot, _, _), .openTransferSession(let slot, _, _),
             .createTransfer(let slot, _, _, _), .handleTransferEvents(let slot, _), .completeTransferEvents(let slot, _),
             .changeTransfer(let slot, _, _, _), .submitContinued(let slot, _, _), .reportContinued(let slot, _, _),
-            .cancelContinued(let slot, _):
+            .cancelContinued(let slot, _), .memoryWarning(let slot):
             slot
-        case .home, .lock, .unlock, .interrupt, .device, .conditions, .advance, .fireTimer, .audioInterruption,
+        case .home, .lock, .unlock, .interrupt, .device, .conditions, .memoryReading, .advance, .fireTimer, .audioInterruption,
             .systemEvent, .timeZone, .restart, .transferProgress, .endAttempt:
             nil
         }
@@ -294,6 +300,7 @@ enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         if let charging = overrides.charging { parts.append("charging: \(charging)") }
         if let network = overrides.network { parts.append("network: .\(network)") }
         if let idle = overrides.idle { parts.append("idle: \(idle)") }
+        if let level = overrides.memoryPressure { parts.append("memoryPressure: .\(level)") }
         return ".init(\(parts.joined(separator: ", ")))"
     }
 }

@@ -86,6 +86,8 @@ struct ModelShell {
     private(set) var crashes: [AppID: CrashStreak] = [:]
     /// The input being handled is a debug verb (run-task, fetch), which runs whatever holds the work back.
     private(set) var forcing = false
+    /// When the latest app was ended for memory (SPEC MEM-1).
+    private(set) var lastMemoryEnding: Instant?
     /// The invariants checked.
     let enabled: Set<Invariant>
     /// The first violation of an enabled invariant; once set, further commands do nothing.
@@ -189,6 +191,10 @@ struct ModelShell {
             feed { core, now throws(CoreError) in try core.setAppSettings(settings, for: id, at: now) }
         case .conditions(let overrides):
             feed { core, now throws(CoreError) in try core.setConditionOverrides(overrides, at: now) }
+        case .memoryReading(let level):
+            feed { core, now in core.memoryPressureRead(level, at: now) }
+        case .memoryWarning:
+            feed { core, now throws(CoreError) in try core.simulateMemoryWarning(id, at: now).actions }
         case .runTask(_, let kind):
             forcing = true
             defer { forcing = false }
@@ -457,10 +463,27 @@ struct ModelShell {
                 for (id, restriction) in change.restrictions { networkRules[id] = restriction }
             case .usage(let change):
                 for (id, context) in change.contexts { usageContexts[id] = context }
+            case .log(let entry) where entry.kind == .kill && entry.message.hasPrefix("ended for memory"):
+                checkMemoryEnding(entry)
             case .log, .saveApp, .saveDevice, .recordHistory:
                 break
             }
         }
+    }
+
+    /// An app ended for memory (SPEC MEM-1): only while memory is short, and one per interval at most.
+    mutating func checkMemoryEnding(_ entry: LogEntry) {
+        let level = core.conditions(at: now).memoryPressure
+        if level == .normal {
+            record(.memoryResponse, "\(entry.app.map(\.description) ?? "?") was ended for memory while pressure is normal")
+        }
+        let interval = Duration.seconds(double: core.configuration.memory.endingInterval)
+        if let last = lastMemoryEnding, now - last < interval {
+            record(
+                .memoryResponse,
+                "\(entry.app.map(\.description) ?? "?") was ended for memory \((now - last).inSeconds) s after the last one")
+        }
+        lastMemoryEnding = now
     }
 
     /// What the invariants read now.
@@ -676,6 +699,8 @@ struct ModelShell {
         case .log(let entry):
             switch entry.kind {
             case .watchdog, .taskRun, .taskDone, .taskExpire, .wakeup, .launchFailed: key = "log.\(entry.kind.rawValue)"
+            case .kill where entry.message.hasPrefix("ended for memory"): key = "memory.ended"
+            case .device where entry.message.hasPrefix("memory pressure relieved"): key = "memory.relieved"
             default: return
             }
         case .saveApp, .saveDevice: return
@@ -775,7 +800,8 @@ struct CrashStreak: Hashable, Sendable {
         case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed,
             .remoteNotificationOverrun, .memoryLimitExceeded:
             true
-        case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed: false
+        case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed, .memoryPressure:
+            false
         }
     }
 }

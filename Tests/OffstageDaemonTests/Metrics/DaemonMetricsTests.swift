@@ -87,7 +87,7 @@ struct DaemonMetricsTests {
             .notificationWillPresent(Self.delivered),
             .notificationResponse(NotificationResponse(notification: Self.delivered, actionIdentifier: "default")),
             .remoteNotification(RemoteNotificationCall(run: 1, push: "p", payload: "{}")),
-            .transferEvents(session: "s", run: 1),
+            .transferEvents(session: "s", run: 1), .memoryWarning,
         ]
         #expect(kinds.map { CallbackLabel($0).rawValue } == kinds.map(\.name))
         #expect(Set(kinds.map(CallbackLabel.init)).count == CallbackLabel.allCases.count)
