@@ -129,13 +129,14 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Thaws (a v1 freezer holds a killed process until thawed), waits for the members to go, and removes the folders.
+    /// A killed process leaves its groups only once the kernel has torn it down, which on a loaded machine can take
+    /// a while: the removal is tried again until it succeeds or 15 s have passed (it returns at once when it can).
     static func removeCgroups(_ folders: [String]) {
         for folder in folders {
             try? Data("THAWED".utf8).write(to: URL(fileURLWithPath: folder + "/freezer.state"))
             try? Data("0".utf8).write(to: URL(fileURLWithPath: folder + "/cgroup.freeze"))
-            let end = Date().addingTimeInterval(2)
-            while !pids(inCgroup: folder).isEmpty, Date() < end { usleep(10_000) }
-            rmdir(folder)
+            let end = Date().addingTimeInterval(15)
+            while rmdir(folder) != 0, errno == EBUSY, Date() < end { usleep(10_000) }
         }
     }
 

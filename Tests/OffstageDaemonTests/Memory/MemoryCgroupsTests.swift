@@ -10,16 +10,19 @@ import Testing
 /// has a controller the tests can use (as root), and their error paths with a refused write.
 @Suite("Memory groups under the kernel's memory controller (SPEC MEM-2)")
 struct MemoryCgroupsTests {
-    static let here = MemoryCgroups.make(instanceName: ProcessFixtures.uniqueInstanceName("memory-probe"), mounts: .current())
-    static let usable: Bool = {
-        guard case .success(let cgroups) = here else { return false }
-        cgroups.removeAll()
-        return true
+    /// Why no memory controller can be used here, nil when one can: found by making (and at once removing) a group.
+    /// Evaluated in every test process, the suite's or not (its traits are built at discovery), so it leaves nothing.
+    static let notUsable: String? = {
+        switch MemoryCgroups.make(instanceName: ProcessFixtures.uniqueInstanceName("memory-probe"), mounts: .current()) {
+        case .success(let cgroups):
+            cgroups.removeAll()
+            return nil
+        case .failure(let why):
+            return "no memory controller usable here: \(why)"
+        }
     }()
-    static let unusable = Comment(rawValue: {
-        if case .failure(let why) = here { return "no memory controller usable here: \(why)" }
-        return ""
-    }())
+    static var usable: Bool { notUsable == nil }
+    static let unusable = Comment(rawValue: notUsable ?? "")
 
     static func make(_ syscalls: Syscalls = .live) throws -> MemoryCgroups {
         try MemoryCgroups.make(instanceName: ProcessFixtures.uniqueInstanceName("memory"), mounts: .current(), syscalls: syscalls).get()
