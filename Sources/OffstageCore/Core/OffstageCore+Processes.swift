@@ -47,22 +47,23 @@ extension OffstageCore {
 
     /// The app's process exited (or was killed).
     ///
-    /// - Parameter cause: Why it ended, where the shell knows and the core did not end it: the kernel's memory
-    ///   controller killed it over its limit (SPEC MEM-2). A termination the core began keeps its own reason.
+    /// - Parameter outOfMemory: The app's memory group counted an out-of-memory kill since the process started (SPEC
+    ///   MEM-2). With a SIGKILL, or an adopted process's status the shell could not see, and a manifest limit, the
+    ///   kernel ended it over that limit; a termination the core began keeps its own reason.
     public mutating func processExited(
-        _ id: AppID, pid: Int32, status: ExitStatus, cause: TerminationReason? = nil, at now: Instant
+        _ id: AppID, pid: Int32, status: ExitStatus, outOfMemory: Bool = false, at now: Instant
     ) -> [CoreAction] {
         guard let process = apps[id]?.process, process.pid == pid else { return finish(now) }
-        processGone(id, status: status, cause: cause, now)
+        processGone(id, status: status, outOfMemory: outOfMemory, now)
         return finish(now)
     }
 
-    mutating func processGone(_ id: AppID, status: ExitStatus, cause: TerminationReason? = nil, _ now: Instant) {
+    mutating func processGone(_ id: AppID, status: ExitStatus, outOfMemory: Bool = false, _ now: Instant) {
         cutOffRuns(id, status, now)
         cutOffPushRuns(id, status, now)
         cutOffTransferRuns(id)
         guard var entry = apps[id], let process = entry.process else { return }
-        let reason = process.termination?.reason ?? cause
+        let reason = process.termination?.reason ?? (outOfMemory ? Self.limitKill(entry.app.manifest, status) : nil)
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
         // A watchdog's kill is the app's failure as much as a crash, and a launch that fails, or an app over its
         // memory limit, is throttled the same way, so a hung or broken app is not relaunched in a tight loop (SPEC LC-9).
@@ -274,5 +275,17 @@ extension OffstageCore {
         apps[id]?.process = process
         log(now, id, .attach, "reattached after a daemon restart (\(report.state.rawValue))", state: process.phase)
         touched.insert(id)
+    }
+}
+
+extension OffstageCore {
+    /// The reason of a process the kernel ended for memory (SPEC MEM-2): its manifest's limit, when the process died of
+    /// SIGKILL (the OOM killer's signal) or of something the shell could not see; nil for any other exit, which stays
+    /// a crash.
+    static func limitKill(_ manifest: Manifest, _ status: ExitStatus) -> TerminationReason? {
+        switch status {
+        case .signaled(9), .unknown: manifest.linux.memoryLimitMB.map { .memoryLimitExceeded(megabytes: $0) }
+        case .signaled, .exited: nil
+        }
     }
 }

@@ -347,7 +347,8 @@ public final class DaemonEngine: @unchecked Sendable {
             streams[id] = nil
             stream.responder.fail(VarlinkError("io.offstage.App.Terminated", parameters: [:]))
         }
-        apply(core.processExited(id, pid: pid, status: status, cause: memoryCause(id, status: status), at: now))
+        // The kernel's word, which the core weighs with the exit status and the app's limit (SPEC MEM-2).
+        apply(core.processExited(id, pid: pid, status: status, outOfMemory: memory.endedForMemory(id), at: now))
         watchMemoryLimits()
         readMemoryAfterExit()
         checkShutdown()

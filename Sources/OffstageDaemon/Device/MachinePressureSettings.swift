@@ -62,6 +62,6 @@ public struct MachinePressureSettings: Hashable, Sendable, Codable {
 }
 
 extension Double {
-    /// `5` rather than `5.0`.
-    fileprivate var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
+    /// `5` rather than `5.0`: a setting's number as a message or a log line gives it.
+    var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
 }

@@ -4,7 +4,7 @@ extension OffstageDaemonService {
     /// Says at start where memory pressure and the thermal state come from; a source that cannot be read leaves its
     /// condition at the default (normal, nominal) and is logged as a warning with the fix.
     static func logPressureSources(_ reader: MachineConditionsReader, _ settings: MachinePressureSettings, logger: Logger) {
-        let seconds = settings.pollInterval == settings.pollInterval.rounded() ? "\(Int(settings.pollInterval))" : "\(settings.pollInterval)"
+        let seconds = settings.pollInterval.formatted
         let polling = settings.pollInterval > 0 ? "read every \(seconds) s while continued-processing work is queued or running" : "read with power and network changes only"
         guard let memoryReader = reader.memory, let thermalReader = reader.thermal else { return }
         let memory = memoryReader.reading()

@@ -52,9 +52,8 @@ final class AppMemory: @unchecked Sendable {
 
     /// Where the limits are enforced, or why they are watched and how often.
     func limitsDetail(watchInterval: Double) -> String {
-        let every = watchInterval == watchInterval.rounded() ? "\(Int(watchInterval))" : "\(watchInterval)"
         if let cgroups { return "by the kernel's memory controller, \(cgroups.location)" }
-        return "by the daemon, which reads each running limited app's memory every \(every) s and ends it over its limit: "
+        return "by the daemon, which reads each running limited app's memory every \(watchInterval.formatted) s and ends it over its limit: "
             + "no memory controller is used (\(watchedBecause ?? "none"))"
     }
 

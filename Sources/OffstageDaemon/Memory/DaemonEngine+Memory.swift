@@ -1,26 +1,11 @@
-import Glibc
 import NIOCore
 import OffstageCore
 
-/// The engine's side of the memory service (SPEC MEM-2): the app's memory group before a launch, the kernel's word on
-/// an exit, and the daemon's own reading of limited apps where the kernel does not enforce their limits.
+/// The engine's side of the memory service (SPEC MEM-2): the app's memory group before a launch, and the daemon's own reading of limited apps where the kernel does not enforce their limits.
 extension DaemonEngine {
     /// Before a launch: the app's memory group with its manifest's limit; the `cgroup.procs` files its process joins.
     func memoryGroupsForLaunch(_ id: AppID) -> [String] {
         memory.prepareLaunch(id, limitBytes: core.apps[id]?.app.manifest.linux.memoryLimitBytes)
-    }
-
-    /// Why an app's process ended where only the kernel knows: its memory group counted an out-of-memory kill since
-    /// the launch, and the process died of SIGKILL (or, adopted, of something the daemon could not see), so the
-    /// kernel ended it over its limit. Nil otherwise: a crash stays a crash.
-    func memoryCause(_ id: AppID, status: ExitStatus) -> TerminationReason? {
-        let ended = memory.endedForMemory(id)
-        switch status {
-        case .signaled(SIGKILL), .unknown: break
-        default: return nil
-        }
-        guard ended, let limit = core.apps[id]?.app.manifest.linux.memoryLimitMB else { return nil }
-        return .memoryLimitExceeded(megabytes: limit)
     }
 
     /// Keeps the daemon reading limited apps' memory while one runs whose limit the kernel does not enforce, and stops

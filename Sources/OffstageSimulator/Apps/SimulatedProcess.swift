@@ -243,12 +243,12 @@ extension Simulation {
         }
     }
 
-    mutating func exitNow(_ pid: Int32, _ status: ExitStatus, cause: TerminationReason? = nil) {
+    mutating func exitNow(_ pid: Int32, _ status: ExitStatus, outOfMemory: Bool = false) {
         guard let process = processes[pid] else { return }
         processes[pid] = nil
         queue.removeAll { $0.pid == pid }
         record(process.app, .exited(status))
-        perform(core.processExited(process.app, pid: pid, status: status, cause: cause, at: now))
+        perform(core.processExited(process.app, pid: pid, status: status, outOfMemory: outOfMemory, at: now))
     }
 
     mutating func freeze(_ pid: Int32) {

@@ -5,13 +5,13 @@ import OffstageCore
 /// reading where there is no controller.
 extension Simulation {
     /// The kernel's memory controller ends the app's process (SIGKILL) because it outgrew its manifest's limit, and the
-    /// shell, seeing the group's out-of-memory count rise, tells the core why. An app without a limit, or without a
-    /// process, is left alone.
+    /// shell, seeing the group's out-of-memory count rise, says so with the exit. An app without a limit, or without
+    /// a process, is left alone.
     public mutating func memoryLimitKill(of id: AppID) {
-        guard let limit = core.apps[id]?.app.manifest.linux.memoryLimitMB,
+        guard core.apps[id]?.app.manifest.linux.memoryLimitMB != nil,
             let pid = processes.values.first(where: { $0.app == id })?.pid
         else { return }
-        exitNow(pid, .signaled(9), cause: .memoryLimitExceeded(megabytes: limit))
+        exitNow(pid, .signaled(9), outOfMemory: true)
     }
 
     /// The daemon, watching the limits itself, read `bytes` of the app's memory.

@@ -70,8 +70,18 @@ struct MemoryLimitTests {
         let pid = try #require(sim.status(of: appA)?.pid)
         var core = sim.core
         _ = try core.forceQuit(appA, at: sim.now)
-        _ = core.processExited(appA, pid: pid, status: .signaled(9), cause: .memoryLimitExceeded(megabytes: 64), at: sim.now)
+        _ = core.processExited(appA, pid: pid, status: .signaled(9), outOfMemory: true, at: sim.now)
         #expect(core.apps[appA]?.durable.lastTermination?.reason == .forceQuit)
+    }
+
+    @Test("MEM-2: the group's out-of-memory count is the limit's kill only with a SIGKILL or an unseen status, and only for an app with a limit")
+    func outOfMemoryNeedsSigkillAndLimit() {
+        let limited = Self.limited(appA, megabytes: 64)
+        #expect(OffstageCore.limitKill(limited, .signaled(9)) == .memoryLimitExceeded(megabytes: 64))
+        #expect(OffstageCore.limitKill(limited, .unknown) == .memoryLimitExceeded(megabytes: 64))
+        #expect(OffstageCore.limitKill(limited, .signaled(11)) == nil, "a crash stays a crash")
+        #expect(OffstageCore.limitKill(limited, .exited(0)) == nil)
+        #expect(OffstageCore.limitKill(Self.limited(appA, megabytes: nil), .signaled(9)) == nil)
     }
 
     @Test("MEM-2: the limit in bytes is MiB × 1,048,576, and the largest a manifest may give (1 TiB) does not overflow")
