@@ -131,6 +131,10 @@ try write("control-explain", "io.offstage.Control", [
     ("refused-usage-future", "Usage", #"{"since":1900000000}"#),
     ("refused-usage-not-installed", "Usage", #"{"app":"com.example.nope"}"#),
     ("bad-parameters-usage-since-text", "Usage", #"{"since":"last week"}"#),
+    ("memory-warning", "MemoryWarning", "{}"),
+    ("memory-warning-app", "MemoryWarning", #"{"app":"com.example.fuzz"}"#),
+    ("refused-memory-warning-not-installed", "MemoryWarning", #"{"app":"com.example.nope"}"#),
+    ("bad-parameters-memory-warning-app", "MemoryWarning", #"{"app":7}"#),
 ])
 
 // MARK: io.offstage.TransfersControl, as the CLI sends it (the app's download is task 5, the other app's task 6).

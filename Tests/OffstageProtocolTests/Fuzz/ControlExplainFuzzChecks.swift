@@ -7,7 +7,7 @@ import OffstageCore
 /// §11).
 /// An input is one Varlink message, as the CLI's call of `io.offstage.Control`'s scheduling methods would be (the
 /// device's conditions, the task list, explain and its history, and the debug commands that run, expire or cancel a
-/// task or fire a fetch, and what each app used); it goes the way `ControlService` takes it: the codec, the wire parameters, their conversion
+/// task or fire a fetch, what each app used, and a memory warning by hand); it goes the way `ControlService` takes it: the codec, the wire parameters, their conversion
 /// (the app id, the checked `since`, the conditions to override), the core — in each of ``InterfaceFuzz/cores``. The
 /// history is answered from the records the core's own open waits close into, as the store would hold them.
 ///
@@ -23,7 +23,7 @@ enum ControlExplainFuzzChecks {
         ControlInterface.Method.getDevice, ControlInterface.Method.setDevice, ControlInterface.Method.tasks,
         ControlInterface.Method.explain, ControlInterface.Method.explainHistory, ControlInterface.Method.runTask,
         ControlInterface.Method.expireTask, ControlInterface.Method.cancelTask, ControlInterface.Method.fetch,
-        ControlInterface.Method.usage,
+        ControlInterface.Method.usage, ControlInterface.Method.memoryWarning,
     ]
 
     @discardableResult
@@ -145,6 +145,17 @@ enum ControlExplainFuzzChecks {
                 return .refusedParameters
             }
             return try run { core in _ = try core.fetchNow(try InterfaceFuzz.appID(parameters.id), at: now) }
+        case ControlInterface.Method.memoryWarning:
+            guard let parameters = try InterfaceFuzz.parameters(call, as: ControlInterface.MemoryWarningParameters.self) else {
+                return .refusedParameters
+            }
+            return try run { core in
+                let app = try parameters.app.map { text throws(CoreError) in try InterfaceFuzz.appID(text) }
+                let (warned, _) = try core.simulateMemoryWarning(app, at: now)
+                // A warning by hand is not pressure: nothing is ended for it.
+                guard core.memory.episode == nil else { throw Violation("a memory warning by hand began a memory episode") }
+                if app != nil, warned != 1 { throw Violation("warning one running app warned \(warned)") }
+            }
         default:
             return .notACall
         }
