@@ -12,11 +12,15 @@ import Offstage
 /// - `--photo-mb N`: the decoded size of one photo, in MiB (default 8).
 /// - `--at-launch K`: photos opened at launch (default 1).
 /// - `--open-every SECONDS`: while in front, open one more photo this often (default: never).
+/// - `--max-photos N`: open no more than this many (default: no limit).
+/// - `--keep-on-warning`: a slideshow that needs every photo it has: a memory warning frees nothing.
 @MainActor
 final class PhotoViewerDelegate: ApplicationDelegate {
     let photoBytes: Int
     let atLaunch: Int
     let openEvery: Double?
+    let maxPhotos: Int
+    let keepOnWarning: Bool
     /// The decoded photos: every page written, so each really takes its size.
     var cache: [[UInt8]] = []
     var timer: DispatchSourceTimer?
@@ -28,6 +32,8 @@ final class PhotoViewerDelegate: ApplicationDelegate {
         photoBytes = (value("--photo-mb").flatMap(Int.init) ?? 8) << 20
         atLaunch = value("--at-launch").flatMap(Int.init) ?? 1
         openEvery = value("--open-every").flatMap(Double.init)
+        maxPhotos = value("--max-photos").flatMap(Int.init) ?? .max
+        keepOnWarning = arguments.contains("--keep-on-warning")
     }
 
     func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
@@ -43,7 +49,7 @@ final class PhotoViewerDelegate: ApplicationDelegate {
         timer.schedule(deadline: .now() + openEvery, repeating: openEvery)
         timer.setEventHandler { [weak self] in
             MainActor.assumeIsolated {
-                guard let self else { return }
+                guard let self, self.cache.count < self.maxPhotos else { return }
                 self.openPhoto()
                 self.say("opened photo \(self.cache.count): \(self.megabytes) MB decoded")
             }
@@ -66,7 +72,7 @@ final class PhotoViewerDelegate: ApplicationDelegate {
     /// stays.
     func applicationDidReceiveMemoryWarning(_ application: Application) {
         let before = megabytes
-        if cache.count > 1 { cache.removeFirst(cache.count - 1) }
+        if cache.count > 1 && !keepOnWarning { cache.removeFirst(cache.count - 1) }
         say("did-receive-memory-warning: freed \(before - megabytes) MB, \(megabytes) MB decoded")
     }
 

@@ -301,6 +301,7 @@ struct Status: DaemonCommand {
                 data controls: \(reply.dataControls) (\(reply.dataControlsDetail))
                 network kind:  from \(reply.networkSource)
                 memory limits: \(reply.memoryLimits ?? "unknown") (\(reply.memoryLimitsDetail ?? "a daemon from before memory limits"))
+                memory:        \(reply.memoryPressure ?? "unknown (a daemon from before memory pressure was shown)")
                 socket:        \(reply.socket)
                 state folder:  \(reply.stateDirectory)
                 apps:          \(reply.apps) installed; in front: \(reply.foregroundApp ?? "none")\

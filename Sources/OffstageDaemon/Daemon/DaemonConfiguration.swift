@@ -126,6 +126,11 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
     /// Seconds between two readings of a running limited app's memory where the daemon watches the limits itself.
     /// Default 1 s.
     public var memoryWatchInterval: Double = 1
+    /// The app memory budget in MiB (SPEC MEM-1): a limit on the memory group holding every app's, so that the apps
+    /// have a device's memory on a bigger machine. Memory pressure then also follows how full it is
+    /// (``MachinePressureSettings/budgetWarning``, ``MachinePressureSettings/budgetCritical``). Needs the memory
+    /// controller. Default none.
+    public var memoryBudgetMB: Int?
     /// Whether the network's metered hint is read from NetworkManager on the system bus (SPEC SET-1). Default on.
     public var networkManager = true
     /// Days of per-app usage kept (`offstage usage`, SPEC SET-3), today included. Default 31.
@@ -142,7 +147,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         case eventLogCapacity, freezeTimeout, maximumMessageSize, freezer, shutdownTimeout, metricsListen
         case deadlineTolerance, location, desktopNotifications, desktopNotificationTimeout, push, transferCheckpointBytes
         case machinePressure, historyMaxAge, historyRowsPerApp, policy, usageDaysKept, usageWriteInterval, networkManager
-        case dataControls, memoryController, memoryWatchInterval
+        case dataControls, memoryController, memoryWatchInterval, memoryBudgetMB
     }
 
     /// How the usage recorder keeps what it counts.
@@ -225,6 +230,7 @@ public struct DaemonSettings: Hashable, Sendable, Codable {
         dataControls = try container.decodeIfPresent(Bool.self, forKey: .dataControls) ?? defaults.dataControls
         memoryController = try container.decodeIfPresent(Bool.self, forKey: .memoryController) ?? defaults.memoryController
         memoryWatchInterval = try seconds(.memoryWatchInterval, defaults.memoryWatchInterval, in: 0.1 ... 3_600)
+        memoryBudgetMB = try container.decodeIntegerIfPresent(Int.self, forKey: .memoryBudgetMB, in: 16 ... 1_048_576)
         usageDaysKept = try count(.usageDaysKept, defaults.usageDaysKept, in: 1 ... 3_660)
         usageWriteInterval = try seconds(.usageWriteInterval, defaults.usageWriteInterval, in: 0 ... 3_600)
     }

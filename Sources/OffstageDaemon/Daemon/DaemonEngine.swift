@@ -285,7 +285,7 @@ public final class DaemonEngine: @unchecked Sendable {
         saveHistory()
         flushLog()
         rearm()
-        machineWatcher?.readPressure(core.dependsOnDevicePressure)
+        machineWatcher?.readPressure(pressureWanted)
     }
 
     /// Moves the stored floor up a block before the core's numbers reach it.

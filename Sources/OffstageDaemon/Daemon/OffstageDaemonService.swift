@@ -71,9 +71,15 @@ public struct OffstageDaemonService: Service {
                     logger: logger, metrics: metrics)
             memory = AppMemory(
                 instanceName: Self.instanceName(for: configuration.stateDirectory),
-                useController: configuration.daemon.memoryController, logger: logger)
+                useController: configuration.daemon.memoryController, budgetMB: configuration.daemon.memoryBudgetMB,
+                pressure: configuration.daemon.machinePressure, logger: logger)
             logger.info(
                 "memory limits: \(memory!.limitsState) \(memory!.limitsDetail(watchInterval: configuration.daemon.memoryWatchInterval))")
+            if let problem = memory!.budgetProblem {
+                logger.warning("the app memory budget is not in force: \(problem)")
+            } else if memory!.budget != nil {
+                logger.info("app memory budget: \(memory!.budgetDetail)")
+            }
             threadPool.start()
             engine = try await loop.submit { [control, store, network, memory] in
                 try DaemonEngine(
@@ -246,17 +252,19 @@ public struct OffstageDaemonService: Service {
         let (networkManager, problem) = Self.connectNetworkManager(useNetworkManager, logger: logger) {
             watching.withLock { $0 }?.rereadNow()
         }
-        let reader = MachineConditionsReader(pressure: pressure, networkManager: networkManager, problem: problem)
+        let reader = MachineConditionsReader(
+            pressure: pressure, budget: engine.memory.budget, networkManager: networkManager, problem: problem)
         logger.info("the network's kind comes from \(reader.networkSource)")
-        logPressureSources(reader, pressure, logger: logger)
+        let wakeUps = pressureWakeUps(pressure, memory: engine.memory, logger: logger)
+        logPressureSources(reader, pressure, wakeUps: wakeUps, logger: logger)
         do {
             let watcher = try MachineConditionsWatcher(
-                reader: reader, pressurePollInterval: pressure.pollInterval, onChange: apply)
+                reader: reader, pressurePollInterval: pressure.pollInterval, wakeUps: wakeUps, onChange: apply)
             watching.withLock { $0 = watcher }
             apply(watcher.current)
             loop.execute {
                 engine.machineWatcher = watcher
-                watcher.readPressure(engine.core.dependsOnDevicePressure)
+                watcher.readPressure(engine.pressureWanted)
             }
             return watcher
         } catch {

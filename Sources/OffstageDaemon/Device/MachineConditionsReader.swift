@@ -36,10 +36,13 @@ public struct MachineConditionsReader: Sendable {
     }
 
     /// The real machine's sources, with NetworkManager's hint (or why there is none).
-    init(pressure settings: MachinePressureSettings, networkManager: NetworkManagerMetered?, problem: String?) {
+    init(
+        pressure settings: MachinePressureSettings, budget: MemoryBudget? = nil, networkManager: NetworkManagerMetered?,
+        problem: String?
+    ) {
         power = PowerSupplyReader()
         network = NetworkReader()
-        memory = MemoryPressureReader(settings: settings)
+        memory = MemoryPressureReader(settings: settings).with(budget: budget)
         thermal = ThermalReader(settings: settings)
         self.networkManager = networkManager
         networkManagerProblem = problem
@@ -70,10 +73,10 @@ public struct MachineConditionsReader: Sendable {
         return reading
     }
 
-    /// Replaces the memory pressure and thermal state of `reading` with what the machine says now (they have no
-    /// kernel event to wait for: the watcher polls them).
-    public func readPressure(into reading: inout MachineReading) {
-        reading.memoryPressure = memory?.read()
+    /// Replaces the memory pressure and thermal state of `reading` with what the machine says now; memory pressure is
+    /// at least `floor`, what a PSI trigger that just fired says.
+    public func readPressure(into reading: inout MachineReading, floor: MemoryPressure? = nil) {
+        reading.memoryPressure = memory?.read(floor: floor)
         reading.thermalState = thermal?.read()
     }
 }

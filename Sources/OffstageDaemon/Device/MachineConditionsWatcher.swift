@@ -4,9 +4,10 @@ import OffstageCore
 import Synchronization
 
 /// Keeps the machine's power and network reading current without polling: reads both at start, then re-reads
-/// only when the kernel announces a change, and hands each changed reading to a handler. Memory pressure and the
-/// thermal state have no such announcement (PSI triggers need a file per threshold and say nothing of relief;
-/// thermal events need generic netlink and a configured governor): they are read with every re-read, and with a
+/// only when the kernel announces a change, and hands each changed reading to a handler. Memory pressure is read
+/// when one of its ``PressureWakeUp``s says it may have risen (PSI triggers, the app memory budget's usage
+/// thresholds). The rest of memory pressure's story (relief, which a PSI trigger does not announce) and the thermal
+/// state (thermal events need generic netlink and a configured governor) are read with every re-read, and with a
 /// `pressurePollInterval` also at that interval — but only while the daemon wants them (``readPressure(_:)``: while
 /// something it decides depends on them), so that an idle device is never woken to read two files.
 ///
@@ -59,12 +60,16 @@ public final class MachineConditionsWatcher: Sendable {
         var pressureReadCount = 0
         /// A source without a kernel event (NetworkManager) changed: the machine is read again.
         var rereadWanted = false
+        /// Readings of memory pressure the kernel's wake-ups triggered: for tests and figures.
+        var pressureWakeUpCount = 0
     }
 
     /// Where readings come from.
     public let reader: MachineConditionsReader
     /// Seconds between readings of memory pressure and the thermal state; nil reads them only with power and network.
     public let pressurePollInterval: Double?
+    /// What the kernel makes ready when memory pressure may have risen; closed when the watcher stops.
+    let wakeUps: [PressureWakeUp]
 
     /// Receives changed readings.
     private let handler: Handler
@@ -83,10 +88,20 @@ public final class MachineConditionsWatcher: Sendable {
 
     /// Opens the kernel sockets, takes the first reading (see `current`) and starts the watcher's thread. The
     /// handler is not called for the first reading, only for later changes.
-    public init(
+    public convenience init(
         reader: MachineConditionsReader = MachineConditionsReader(), pressurePollInterval: Double? = nil,
         onChange handler: @escaping Handler
     ) throws {
+        try self.init(reader: reader, pressurePollInterval: pressurePollInterval, wakeUps: [], onChange: handler)
+    }
+
+    /// The same, also reading memory pressure whenever one of `wakeUps` is ready; the watcher owns their descriptors
+    /// from here on (closed when it stops, or at once if it cannot start).
+    init(
+        reader: MachineConditionsReader, pressurePollInterval: Double?, wakeUps: [PressureWakeUp],
+        onChange handler: @escaping Handler
+    ) throws {
+        self.wakeUps = wakeUps
         self.reader = reader
         self.pressurePollInterval = pressurePollInterval.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
         self.handler = handler
@@ -95,7 +110,7 @@ public final class MachineConditionsWatcher: Sendable {
             let fd = make()
             guard fd >= 0 else {
                 let error = failure(Glibc.errno)
-                opened.forEach { _ = Glibc.close($0) }
+                (opened + wakeUps.map(\.fd)).forEach { _ = Glibc.close($0) }
                 throw error
             }
             opened.append(fd)
@@ -174,6 +189,9 @@ public final class MachineConditionsWatcher: Sendable {
     /// The kernel thread id of the watcher's thread, once it runs (for checking that it sleeps while idle).
     var threadID: Int32? { state.withLock { $0.threadID } }
 
+    /// How many readings of memory pressure the kernel's wake-ups triggered.
+    var pressureWakeUpCount: Int { state.withLock { $0.pressureWakeUpCount } }
+
     /// How many re-reads kernel messages have triggered.
     var rereadCount: Int { state.withLock { $0.rereadCount } }
 
@@ -190,7 +208,7 @@ public final class MachineConditionsWatcher: Sendable {
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
             pollfd(fd: ueventSocket, events: Int16(POLLIN), revents: 0),
             pollfd(fd: routeSocket, events: Int16(POLLIN), revents: 0),
-        ]
+        ] + wakeUps.map { pollfd(fd: $0.fd, events: $0.pollEvents, revents: 0) }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let clock = ContinuousClock()
         let interval = pressurePollInterval.map { Duration.seconds($0) }
@@ -243,7 +261,30 @@ public final class MachineConditionsWatcher: Sendable {
                 changed = drain(&watched[2], into: &buffer, isRelevant: { _ in true }) || changed
             }
             if changed { reread() }
+            wokenForPressure(&watched[3...])
         }
+    }
+
+    /// Reads memory pressure if one of the wake-ups is ready: at least at the level of the PSI triggers that fired.
+    private func wokenForPressure(_ entries: inout ArraySlice<pollfd>) {
+        var woken = false
+        var floor: MemoryPressure?
+        for (index, wakeUp) in zip(entries.indices, wakeUps) where entries[index].revents != 0 {
+            let revents = entries[index].revents
+            if revents & Int16(POLLERR | POLLNVAL) != 0 && revents & Int16(POLLPRI | POLLIN) == 0 {
+                // Its file is gone (the group removed): nothing more comes from it.
+                entries[index].fd = -1
+                continue
+            }
+            woken = true
+            switch wakeUp.kind {
+            case .counter: syscalls.eventfdDrain(wakeUp.fd)
+            case .psiTrigger(let level): floor = max(floor ?? level, level)
+            }
+        }
+        guard woken else { return }
+        state.withLock { $0.pressureWakeUpCount += 1 }
+        rereadPressure(floor: floor, polled: false)
     }
 
     /// Reads every queued message of a socket; true when one of them (or a lost one) calls for a re-read.
@@ -283,11 +324,12 @@ public final class MachineConditionsWatcher: Sendable {
         KernelUevent(message)?.isPowerSupplyEvent ?? false
     }
 
-    /// Reads memory pressure and the thermal state again and hands the reading on if they changed.
-    private func rereadPressure() {
-        state.withLock { $0.pressureReadCount += 1 }
+    /// Reads memory pressure (at least `floor`) and the thermal state again and hands the reading on if they changed;
+    /// `polled` counts it as a reading at the poll interval.
+    private func rereadPressure(floor: MemoryPressure? = nil, polled: Bool = true) {
+        if polled { state.withLock { $0.pressureReadCount += 1 } }
         var reading = current
-        reader.readPressure(into: &reading)
+        reader.readPressure(into: &reading, floor: floor)
         let changed = state.withLock { state in
             // Only the pressure fields: power and network stay as the kernel's last announcement left them.
             var merged = state.current
@@ -318,7 +360,7 @@ public final class MachineConditionsWatcher: Sendable {
             guard !state.descriptorsClosed else { return }
             state.descriptorsClosed = true
             state.stopping = true
-            for fd in [ueventSocket, routeSocket, wake] { syscalls.close(fd) }
+            for fd in [ueventSocket, routeSocket, wake] + wakeUps.map(\.fd) { syscalls.close(fd) }
         }
     }
 }

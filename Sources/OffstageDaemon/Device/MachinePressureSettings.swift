@@ -20,6 +20,12 @@ public struct MachinePressureSettings: Hashable, Sendable, Codable {
     /// Without PSI: memory pressure is critical when `MemAvailable` is at or below this share of `MemTotal`.
     /// Default 5 %.
     public var availableCritical: Double = 5
+    /// With an app memory budget (`memoryBudgetMB`): memory pressure is a warning once the apps use this share of it.
+    /// Default 80 %.
+    public var budgetWarning: Double = 80
+    /// With an app memory budget: memory pressure is critical once the apps use this share of it; below 100 so that
+    /// the daemon ends apps in its order before the kernel ends one at the limit. Default 90 %.
+    public var budgetCritical: Double = 90
     /// A thermal zone this many degrees Celsius below a passive trip point is `fair`; this far below a hot or
     /// critical one, `serious`. Default 5 °C.
     public var thermalMargin: Double = 5
@@ -50,6 +56,12 @@ public struct MachinePressureSettings: Hashable, Sendable, Codable {
         availableWarning = try number(.availableWarning, defaults.availableWarning, in: 0...100)
         availableCritical = try number(.availableCritical, defaults.availableCritical, in: 0...100)
         thermalMargin = try number(.thermalMargin, defaults.thermalMargin, in: 0...100)
+        budgetWarning = try number(.budgetWarning, defaults.budgetWarning, in: 1...99)
+        budgetCritical = try number(.budgetCritical, defaults.budgetCritical, in: 1...99)
+        guard budgetCritical >= budgetWarning else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .budgetCritical, in: container, debugDescription: "must be at least budgetWarning")
+        }
         guard psiSomeCritical >= psiSomeWarning else {
             throw DecodingError.dataCorruptedError(
                 forKey: .psiSomeCritical, in: container, debugDescription: "must be at least psiSomeWarning")

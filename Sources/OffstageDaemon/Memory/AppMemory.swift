@@ -23,28 +23,56 @@ final class AppMemory: @unchecked Sendable {
     var watch: RepeatedTask?
     /// Reads memory without a controller: the PSS of the app's processes.
     let reader = AppResourceReader()
+    /// The app memory budget in force (SPEC MEM-1), if one is set and could be written.
+    let budget: MemoryBudget?
+    /// Why the budget set in the configuration is not in force.
+    let budgetProblem: String?
 
-    /// Uses the memory controller when `useController` is set and one can be used here.
-    init(instanceName: String, useController: Bool, logger: Logger) {
+    /// Uses the memory controller when `useController` is set and one can be used here, with the app memory budget
+    /// given (nil: none; a budget a previous daemon left is removed).
+    init(instanceName: String, useController: Bool, budgetMB: Int? = nil, pressure: MachinePressureSettings = .init(), logger: Logger) {
         self.logger = logger
         guard useController else {
             (cgroups, watchedBecause) = (nil, "turned off in the configuration (memoryController)")
+            (budget, budgetProblem) = (nil, budgetMB.map { _ in "no memory controller is used (memoryController is false)" })
             return
         }
+        let cgroups: MemoryCgroups
         switch MemoryCgroups.make(instanceName: instanceName, mounts: .current()) {
-        case .success(let cgroups): (self.cgroups, watchedBecause) = (cgroups, nil)
-        case .failure(let why): (cgroups, watchedBecause) = (nil, why.reason)
+        case .success(let made):
+            (self.cgroups, watchedBecause, cgroups) = (made, nil, made)
+        case .failure(let why):
+            (self.cgroups, watchedBecause) = (nil, why.reason)
+            (budget, budgetProblem) = (nil, budgetMB.map { _ in "no memory controller can be used (\(why.reason))" })
+            return
+        }
+        do {
+            budget = try cgroups.applyBudget(
+                megabytes: budgetMB, warningPercent: pressure.budgetWarning, criticalPercent: pressure.budgetCritical)
+            budgetProblem = nil
+        } catch {
+            budget = nil
+            budgetProblem = budgetMB.map { _ in "\(error)" }
         }
     }
 
     /// Uses the groups given (tests make them with a syscall interceptor).
     init(cgroups: MemoryCgroups, logger: Logger) {
         (self.cgroups, watchedBecause, self.logger) = (cgroups, nil, logger)
+        (budget, budgetProblem) = (nil, nil)
     }
 
     /// Watched by the daemon, for the reason given (a daemon started without the service, in tests).
     init(watchedBecause reason: String, logger: Logger) {
         (cgroups, watchedBecause, self.logger) = (nil, reason, logger)
+        (budget, budgetProblem) = (nil, nil)
+    }
+
+    /// The app memory budget for people: its size and thresholds, why it is not in force, or `none`.
+    var budgetDetail: String {
+        if let budget { return budget.description }
+        if let budgetProblem { return "not in force: \(budgetProblem)" }
+        return "none"
     }
 
     /// `enforced` (by the kernel) or `watched` (by the daemon), for `offstage status`.

@@ -40,6 +40,24 @@ extension DaemonEngine {
 
     // MARK: The response to memory pressure (SPEC MEM-1)
 
+    /// Whether memory pressure and the thermal state are read at the poll interval: while the core depends on them,
+    /// and while an app runs where the kernel cannot wake the daemon when memory pressure rises.
+    var pressureWanted: Bool {
+        core.dependsOnDevicePressure || (machineWatcher?.wakeUps.isEmpty == true && !appsByPid.isEmpty)
+    }
+
+    /// Where memory pressure comes from and when it is read, for `offstage status`.
+    var memoryPressureDetail: String {
+        guard let watcher = machineWatcher, let reader = watcher.reader.memory else {
+            return "not read from the machine (set it with `offstage device --memory-pressure`)"
+        }
+        let level = core.conditions(at: now).memoryPressure.rawValue
+        let settings = configuration.daemon.machinePressure
+        let budget = memory.budgetProblem.map { "; the app memory budget is not in force: \($0)" } ?? ""
+        return "\(level) (\(reader.reading().source)); \(OffstageDaemonService.memoryWakeUpsDetail(watcher.wakeUps, settings))"
+            + budget
+    }
+
     /// Hands the core each running app's memory now (its group's count, else its latest reading), so that an app ended
     /// for memory is recorded with it. Only while memory is short or about to be: a file read per running app.
     func noteAppMemory() {

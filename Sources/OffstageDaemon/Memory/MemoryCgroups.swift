@@ -22,7 +22,7 @@ struct MemoryCgroups: Sendable {
 
     let version: Version
     let hierarchy: CgroupHierarchy
-    private let syscalls: Syscalls
+    let syscalls: Syscalls
 
     /// The controller of this machine, with this instance's directory made; or why none can be used.
     static func make(instanceName: String, mounts: CgroupMounts, syscalls: Syscalls = .live) -> Result<Self, Unavailable> {
@@ -95,9 +95,9 @@ struct MemoryCgroups: Sendable {
     /// Where the groups are, for people.
     var location: String { "\(version.rawValue) at \(hierarchy.instancePath)" }
 
-    private var usageFile: String { version == .cgroupV1 ? "memory.usage_in_bytes" : "memory.current" }
-    private var limitFile: String { version == .cgroupV1 ? "memory.limit_in_bytes" : "memory.max" }
-    private var eventsFile: String { version == .cgroupV1 ? "memory.oom_control" : "memory.events" }
+    var usageFile: String { version == .cgroupV1 ? "memory.usage_in_bytes" : "memory.current" }
+    var limitFile: String { version == .cgroupV1 ? "memory.limit_in_bytes" : "memory.max" }
+    var eventsFile: String { version == .cgroupV1 ? "memory.oom_control" : "memory.events" }
 
     /// Makes the app's group (or finds it) with the limit given, none for nil, and returns its `cgroup.procs`, which
     /// a process of the app joins before exec.

@@ -290,7 +290,8 @@ extension DaemonEngine {
             stateDirectory: paths.root, socket: configuration.socketPath,
             foregroundApp: core.device.foregroundApp?.rawValue, locked: core.device.locked,
             interruption: core.device.interruption != nil, apps: core.apps.count, memoryLimits: memory.limitsState,
-            memoryLimitsDetail: memory.limitsDetail(watchInterval: configuration.daemon.memoryWatchInterval))
+            memoryLimitsDetail: memory.limitsDetail(watchInterval: configuration.daemon.memoryWatchInterval),
+            memoryPressure: memoryPressureDetail)
     }
 }
 

@@ -129,6 +129,9 @@ public enum ControlInterface {
           # and where or why (MEM-2)
           memoryLimits: ?string,
           memoryLimitsDetail: ?string,
+          # the memory pressure now, where it comes from (PSI, available memory, the app memory budget) and what wakes
+          # the daemon to read it (MEM-1)
+          memoryPressure: ?string,
           stateDirectory: string,
           socket: string,
           foregroundApp: ?string,
@@ -650,6 +653,8 @@ public enum ControlInterface {
         public var memoryLimits: String?
         /// Where the controller is, or why the daemon watches and how often.
         public var memoryLimitsDetail: String?
+        /// The memory pressure now, where it comes from and when it is read (SPEC MEM-1). Nil from an older daemon.
+        public var memoryPressure: String?
         public var stateDirectory: String
         public var socket: String
         public var foregroundApp: String?
@@ -659,8 +664,10 @@ public enum ControlInterface {
         public init(
             version: String, pid: Int32, freezer: String, freezerReason: String, dataControls: String,
             dataControlsDetail: String, networkSource: String, stateDirectory: String, socket: String, foregroundApp: String?,
-            locked: Bool, interruption: Bool, apps: Int, memoryLimits: String? = nil, memoryLimitsDetail: String? = nil
+            locked: Bool, interruption: Bool, apps: Int, memoryLimits: String? = nil, memoryLimitsDetail: String? = nil,
+            memoryPressure: String? = nil
         ) {
+            self.memoryPressure = memoryPressure
             self.networkSource = networkSource
             self.memoryLimits = memoryLimits
             self.memoryLimitsDetail = memoryLimitsDetail
@@ -680,7 +687,7 @@ public enum ControlInterface {
 
         enum CodingKeys: String, CodingKey {
             case version, pid, freezer, freezerReason, dataControls, dataControlsDetail, networkSource, stateDirectory
-            case socket, foregroundApp, locked, interruption, apps, memoryLimits, memoryLimitsDetail
+            case socket, foregroundApp, locked, interruption, apps, memoryLimits, memoryLimitsDetail, memoryPressure
         }
 
         public init(from decoder: any Decoder) throws {
@@ -695,6 +702,7 @@ public enum ControlInterface {
             networkSource = try container.decodeIfPresent(String.self, forKey: .networkSource) ?? "the network interfaces"
             memoryLimits = try container.decodeIfPresent(String.self, forKey: .memoryLimits)
             memoryLimitsDetail = try container.decodeIfPresent(String.self, forKey: .memoryLimitsDetail)
+            memoryPressure = try container.decodeIfPresent(String.self, forKey: .memoryPressure)
             stateDirectory = try container.decode(String.self, forKey: .stateDirectory)
             socket = try container.decode(String.self, forKey: .socket)
             foregroundApp = try container.decodeIfPresent(String.self, forKey: .foregroundApp)

@@ -102,6 +102,10 @@ struct DaemonConfigurationTests {
             (#"{"policy": {"resumeTreshold": 0.5}}"#, "policy.resumeTreshold", "is not a knob of the adaptive policy", "give the policy's knobs"),
             (#"{"policy": {"backoffBase": 600, "backoffMax": 60}}"#, "policy.backoffMax", "at least backoffBase", "give the policy's knobs"),
             (#"{"policy": {"lead": "soon"}}"#, "lead", "has the wrong type", "give a number"),
+            (#"{"memoryBudgetMB": 8}"#, "memoryBudgetMB", "must be a whole number from 16 to 1048576", "correct the value"),
+            (#"{"memoryBudgetMB": 10000000000}"#, "memoryBudgetMB", "must be a whole number from 16 to 1048576", "correct the value"),
+            (#"{"machinePressure": {"budgetCritical": 100}}"#, "machinePressure.budgetCritical", "must be from 1 to 99", "correct the value"),
+            (#"{"machinePressure": {"budgetWarning": 90, "budgetCritical": 80}}"#, "machinePressure.budgetCritical", "at least budgetWarning", "correct the value"),
         ])
     func badValue(json: String, key: String, problem: String, fix: String) throws {
         let error = try #require(refusal(json))
