@@ -29,19 +29,23 @@ struct CrashHarness {
         var cycles = 50
         var seed: UInt64 = 1
         var keep = false
+        var memoryEpisodes: Int?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "--cycles": cycles = arguments.popFirst().flatMap(Int.init) ?? cycles
             case "--seed": seed = arguments.popFirst().flatMap(UInt64.init) ?? seed
             case "--keep": keep = true
+            case "--memory-episodes": memoryEpisodes = arguments.popFirst().flatMap(Int.init) ?? 10
             default:
-                FileHandle.standardError.write(Data("usage: CrashHarness [--cycles N] [--seed S] [--keep]\n".utf8))
+                FileHandle.standardError.write(
+                    Data("usage: CrashHarness [--cycles N] [--seed S] [--keep] | --memory-episodes N [--seed S]\n".utf8))
                 exit(64)
             }
         }
         // Output to a pipe whose reader went away must not kill the harness before it has ended its processes.
         signal(SIGPIPE, SIG_IGN)
+        if let memoryEpisodes { runMemoryEpisodes(memoryEpisodes, seed: seed) }
         do {
             let run = try CrashRun(seed: seed)
             // Interrupted, it still ends the daemon and the apps it started, by pid, and removes its folder.

@@ -21,6 +21,13 @@ final class HarnessDaemon {
         try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: root + "/config.json"))
     }
 
+    /// The same with any settings, objects included.
+    init(root: String, json settings: [String: Any]) throws {
+        self.root = root
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: root + "/config.json"))
+    }
+
     /// Starts the daemon and kills it `seconds` later, before or after it first answers: a kill in the middle of its
     /// start-up (reading the store back, re-adopting the apps, firing what fell due while it was down).
     func startAndCrash(after seconds: Double) throws {

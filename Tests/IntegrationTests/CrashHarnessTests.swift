@@ -51,6 +51,25 @@ struct CrashHarnessTests {
         #expect(number(before: " rows at the last", in: text) > 0, "\(text)")
     }
 
+    @Test("MEM-1, §11: kill -9 in the middle of the answer to memory pressure, some aimed at the instant an app's process is gone, kills no app twice and loses no record of one ended for memory")
+    func memoryEpisodes() throws {
+        let harness = Process()
+        harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
+        harness.arguments = ["--memory-episodes", "8", "--seed", "1"]
+        let output = Pipe()
+        harness.standardOutput = output
+        harness.standardError = output
+        try harness.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        harness.waitUntilExit()
+        #expect(harness.terminationStatus == 0, "\(text)")
+        #expect(text.contains("memory episodes: 8 kill -9") && text.contains("memory violations: 0"), "\(text)")
+        // The kills really fell in the middle: some viewers were ended before one, some after the restart.
+        #expect(number(before: " aimed at an app's end", in: text) > 0, "\(text)")
+        #expect(number(before: " viewers ended before a kill", in: text) > 0, "\(text)")
+        #expect(number(before: " after the restart", in: text) > 0, "\(text)")
+    }
+
     /// The number just before `label` in the harness's summary, or -1.
     func number(before label: String, in text: String) -> Int {
         guard let range = text.range(of: label) else { return -1 }

@@ -58,6 +58,27 @@ extension OffstageCore {
         return finish(now)
     }
 
+    /// A process the previous daemon started was found gone at start, after that daemon had sent it SIGKILL for a reason
+    /// it wrote down first (SPEC LC-8, MEM-1): ended for memory, over its limit, by a watchdog. It is recorded as if its
+    /// exit had been seen — the app's last exit and the log say why — so a kill -9 of the daemon between the signal and
+    /// the exit loses no record. The crash loop counts it as the exit would have (an app over its limit, a watchdog's kill).
+    /// Nothing is decided here: ``adopt(_:vanished:at:)`` decides once every survivor is adopted.
+    mutating func processVanished(_ id: AppID, endedFor reason: TerminationReason, _ now: Instant) {
+        guard var entry = apps[id], entry.process == nil else { return }
+        let record = TerminationRecord(at: now, reason: reason, status: .signaled(9))
+        entry.durable.lastTermination = record
+        var crashed = reason.isWatchdog
+        if case .memoryLimitExceeded = reason { crashed = true }
+        if crashed {
+            entry.durable.crashLoop.recordCrash(
+                at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
+        }
+        apps[id] = entry
+        log(now, id, .exit, record.summary + "; its exit came while the daemon was down", state: .notRunning)
+        emit(.saveApp(id))
+        touched.insert(id)
+    }
+
     mutating func processGone(_ id: AppID, status: ExitStatus, outOfMemory: Bool = false, _ now: Instant) {
         cutOffRuns(id, status, now)
         cutOffPushRuns(id, status, now)
@@ -162,12 +183,20 @@ extension OffstageCore {
     /// Re-adopts every app found alive after a daemon restart (SPEC LC-8), all of them before anything is decided:
     /// a decision taken between two adoptions (a session's events due, a queued request, a due refresh) would launch
     /// an app whose process is alive but not adopted yet — a second instance, which the first then collides with.
-    public mutating func adopt(_ survivors: [(app: AppID, pid: Int32)], at now: Instant) -> [CoreAction] {
+    /// `vanished` are the processes found gone that the previous daemon had sent SIGKILL, with the reason it wrote down
+    /// first: each is recorded as ended for it (``processVanished(_:endedFor:_:)``).
+    public mutating func adopt(
+        _ survivors: [(app: AppID, pid: Int32)], vanished: [(app: AppID, reason: TerminationReason)] = [], at now: Instant
+    ) -> [CoreAction] {
+        for (id, reason) in vanished { processVanished(id, endedFor: reason, now) }
         for (id, pid) in survivors where apps[id] != nil && apps[id]?.process == nil {
             adoptProcess(id, pid: pid, now)
             emit(.thaw(id, pid: pid))
             log(now, id, .attach, "found alive as pid \(pid) after a daemon restart; waiting for it to reattach")
         }
+        // A daemon that starts while memory is short (the level set by hand is kept across a restart) answers it: no
+        // change of the level would start the answer otherwise (SPEC MEM-1).
+        respondToMemoryPressure(now)
         return finish(now)
     }
 

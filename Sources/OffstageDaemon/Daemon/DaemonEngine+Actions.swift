@@ -51,6 +51,11 @@ extension DaemonEngine {
                 logger.warning("SIGTERM failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
             }
         case .kill(let id, let pid):
+            // The reason goes to the store before the signal: a daemon killed before it sees the exit leaves it to the
+            // next, which records the app's end as this one would have (SPEC MEM-1, LC-8).
+            if let reason = core.apps[id]?.process?.termination?.reason {
+                persist { try store.setProcessEnding(of: id, pid: pid, reason) }
+            }
             do {
                 try control.kill(try group(for: id), leader: pid)
                 metrics.terminated(.sigkill)

@@ -217,10 +217,15 @@ public final class DaemonEngine: @unchecked Sendable {
         restoredTransfers = []
         for record in vanished {
             try? store.deleteProcess(of: record.app, pid: record.pid)
-            pendingLog.append(
-                LogEntry(at: now, app: record.app, kind: .exit, message: "exited while the daemon was down", state: .notRunning))
+            // One the previous daemon had sent SIGKILL for a reason is recorded as ended for it, with the adoptions.
+            if record.ending == nil {
+                pendingLog.append(
+                    LogEntry(at: now, app: record.app, kind: .exit, message: "exited while the daemon was down", state: .notRunning))
+            }
         }
         for record in survivors {
+            // Alive, it was never signalled (or survived it): this daemon decides afresh.
+            if record.ending != nil { try? store.setProcessEnding(of: record.app, pid: record.pid, nil) }
             do {
                 _ = try group(for: record.app)
                 memory.adopted(record.app)
@@ -232,7 +237,8 @@ public final class DaemonEngine: @unchecked Sendable {
             appsByPid[record.pid] = record.app
         }
         // All at once: a decision between two adoptions could launch a survivor not adopted yet a second time.
-        apply(core.adopt(survivors.map { ($0.app, $0.pid) }, at: now))
+        let endings = vanished.compactMap { record in record.ending.map { (app: record.app, reason: $0) } }
+        apply(core.adopt(survivors.map { ($0.app, $0.pid) }, vanished: endings, at: now))
         watchMemoryLimits()
         // Before anything fires: calendar notifications follow the machine's time zone if it changed meanwhile.
         followMachineTimeZone(postEventIfSame: false)

@@ -105,6 +105,9 @@ public final class OffstageStore: Sendable {
         migrator.registerMigration(transferResponseBodyMigration, migrate: addTransferResponseBodies)
         migrator.registerMigration(historyMigration, migrate: createHistoryTables)
         migrator.registerMigration(usageMigration, migrate: createUsageTables)
+        migrator.registerMigration("process ending") { db in
+            try db.alter(table: "process") { t in t.add(column: "ending", .text) }
+        }
         return migrator
     }
 
@@ -208,13 +211,17 @@ public final class OffstageStore: Sendable {
         public var startTime: UInt64
         /// When it was started.
         public var startedAt: Instant
+        /// Why the daemon sent it SIGKILL, written before the signal (``OffstageStore/setProcessEnding(of:pid:_:)``):
+        /// a daemon killed before it saw the exit leaves the reason to the next (SPEC MEM-1, LC-8).
+        public var ending: TerminationReason?
 
         /// Creates a record.
-        public init(app: AppID, pid: Int32, startTime: UInt64, startedAt: Instant) {
+        public init(app: AppID, pid: Int32, startTime: UInt64, startedAt: Instant, ending: TerminationReason? = nil) {
             self.app = app
             self.pid = pid
             self.startTime = startTime
             self.startedAt = startedAt
+            self.ending = ending
         }
     }
 
@@ -224,7 +231,9 @@ public final class OffstageStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM process ORDER BY appID").map { row in
                 ProcessRecord(
                     app: AppID(row["appID"]), pid: row["pid"], startTime: UInt64(row["startTime"] as Int64),
-                    startedAt: Instant(secondsSinceEpoch: row["startedAt"]))
+                    startedAt: Instant(secondsSinceEpoch: row["startedAt"]),
+                    // A reason this version cannot read is left out: the process is then only known to be gone.
+                    ending: (row["ending"] as String?).flatMap { try? decode(TerminationReason.self, $0) })
             }
         }
     }
@@ -235,6 +244,16 @@ public final class OffstageStore: Sendable {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO process (appID, pid, startTime, startedAt) VALUES (?, ?, ?, ?)",
                 arguments: [record.app.rawValue, record.pid, Int64(record.startTime), record.startedAt.secondsSinceEpoch])
+        }
+    }
+
+    /// Writes why the daemon is about to send the process SIGKILL, before it does; nil clears it (the process was found
+    /// alive by a restarted daemon, which decides afresh).
+    public func setProcessEnding(of app: AppID, pid: Int32, _ reason: TerminationReason?) throws {
+        let text = try reason.map { try encode($0) }
+        try write(.process) { db in
+            try db.execute(
+                sql: "UPDATE process SET ending = ? WHERE appID = ? AND pid = ?", arguments: [text, app.rawValue, pid])
         }
     }
 

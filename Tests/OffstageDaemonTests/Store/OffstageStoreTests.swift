@@ -61,4 +61,25 @@ struct OffstageStoreTests {
         }
         #expect(try ParallelDecoding.map([Int](), threads: 4) { $0 }.isEmpty)
     }
+
+    @Test("MEM-1, LC-8: why the daemon sent a process SIGKILL is kept with its record before the signal, cleared on request, and dropped when the process is recorded again")
+    func processEndingWrittenAhead() throws {
+        try withStore { store, _ in
+            let id = AppID("com.example.viewer")
+            let started = Instant(secondsSinceEpoch: 1_800_000_000)
+            try store.saveProcess(.init(app: id, pid: 4_242, startTime: 77, startedAt: started))
+            #expect(try store.loadProcesses().first?.ending == nil)
+            let reason = TerminationReason.memoryPressure(pressure: .critical, band: .suspended, megabytes: 35)
+            try store.setProcessEnding(of: id, pid: 4_242, reason)
+            #expect(try store.loadProcesses() == [.init(app: id, pid: 4_242, startTime: 77, startedAt: started, ending: reason)])
+            // Another pid of the app is not that process: nothing is written.
+            try store.setProcessEnding(of: id, pid: 1, .memoryLimitExceeded(megabytes: 1))
+            #expect(try store.loadProcesses().first?.ending == reason)
+            try store.setProcessEnding(of: id, pid: 4_242, nil)
+            #expect(try store.loadProcesses().first?.ending == nil)
+            try store.setProcessEnding(of: id, pid: 4_242, reason)
+            try store.saveProcess(.init(app: id, pid: 5_000, startTime: 78, startedAt: started))
+            #expect(try store.loadProcesses().map(\.ending) == [nil], "a new process of the app starts with no ending")
+        }
+    }
 }
