@@ -63,6 +63,8 @@ public struct AppBehavior: Sendable {
     /// How long its handler of a background session's events runs before calling its completion handler (SPEC TR-3);
     /// nil: it never calls it.
     public var transferEventsHandler: Duration? = .milliseconds(100)
+    /// How it uses memory, where the simulation models the device's memory (``Simulation/enableMemory(_:)``).
+    public var memory: MemoryBehavior = .init()
 
     public init() {}
 

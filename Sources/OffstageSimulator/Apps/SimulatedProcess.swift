@@ -32,10 +32,12 @@ enum ProcessEvent: Sendable {
     case completeTransferEvents(pid: Int32, run: UInt64)
     /// The simulated network finished moving the bytes of a transfer's attempt (not a process's event: pid 0).
     case transferAttemptEnds(task: UInt64, attempt: UInt64)
+    /// The device's memory is accounted: the apps in front grow, the pressure is read (not a process's event: pid 0).
+    case accountMemory
 
     var pid: Int32 {
         switch self {
-        case .transferAttemptEnds: 0
+        case .transferAttemptEnds, .accountMemory: 0
         case .completeTransferEvents(let pid, _): pid
         case .attach(let pid), .callbackReturns(let pid, _), .endTask(let pid, _), .exit(let pid, _),
             .completeRun(let pid, _, _), .stopAudio(let pid), .completePush(let pid, _, _):
@@ -58,6 +60,7 @@ extension Simulation {
                 nextPid += 1
                 processes[pid] = SimulatedProcess(app: id, pid: pid)
                 record(id, .launched(plan.reason))
+                memoryLaunched(pid, app: id)
                 perform(core.processStarted(id, launch: plan.launch, pid: pid, at: now))
                 queue.schedule(.attach(pid: pid), at: now + behavior(id).attachDelay)
             case .deliver(let id, let pid, let callback):
@@ -146,7 +149,8 @@ extension Simulation {
         case .backgroundTasksExpiring: break
         case .runTask(let run, _, _, _), .performFetch(let run): startHandler(run, pid: pid, app: id)
         case .taskExpiring(let run): taskExpiring(run, pid: pid, app: id)
-        case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory, .memoryWarning: break
+        case .memoryWarning: memoryWarned(pid, app: id)
+        case .keepAlive, .voipSocket, .systemEvent, .locationError, .accessory: break
         case .notificationWillPresent(let record): willPresent(record, pid: pid, app: id)
         case .notificationResponse(let response): notificationResponses[id, default: []].append(response)
         case .remoteNotification(let call): startPushHandler(call, pid: pid, app: id)
@@ -208,6 +212,7 @@ extension Simulation {
 
     mutating func handle(_ event: ProcessEvent) {
         if case .transferAttemptEnds(let task, let attempt) = event { return transferAttemptEnds(task, attempt: attempt) }
+        if case .accountMemory = event { return accountMemory() }
         guard let process = processes[event.pid] else { return }
         switch event {
         case .attach(let pid):
@@ -238,7 +243,7 @@ extension Simulation {
             completePush(run, result, pid: pid, app: process.app)
         case .completeTransferEvents(let pid, let run):
             completeTransferEvents(run, pid: pid, app: process.app)
-        case .transferAttemptEnds:
+        case .transferAttemptEnds, .accountMemory:
             break
         }
     }
@@ -249,6 +254,7 @@ extension Simulation {
         queue.removeAll { $0.pid == pid }
         record(process.app, .exited(status))
         perform(core.processExited(process.app, pid: pid, status: status, outOfMemory: outOfMemory, at: now))
+        memoryExited(pid)
     }
 
     mutating func freeze(_ pid: Int32) {

@@ -67,6 +67,8 @@ public struct Simulation: Sendable {
     public internal(set) var networkRestrictions: [AppID: NetworkRestriction] = [:]
     /// What each app used, as far as virtual time tells (runtime, wake-ups, transfer bytes; no counters).
     public internal(set) var usage = UsageLedger()
+    /// The device's memory, once ``enableMemory(_:)`` models it (SPEC MEM-1).
+    public internal(set) var virtualMemory: VirtualMemory?
 
     /// Creates a simulation.
     /// - Parameters:
