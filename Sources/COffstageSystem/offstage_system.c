@@ -44,6 +44,29 @@ int offstage_prctl_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
 }
 
+static int offstage_shutdown_eventfd = -1;
+
+static void offstage_shutdown_signalled(int signal_number) {
+    (void)signal_number;
+    int saved = errno;
+    uint64_t one = 1;
+    ssize_t written = write(offstage_shutdown_eventfd, &one, sizeof one);
+    (void)written;
+    errno = saved;
+}
+
+int offstage_signal_eventfd_on_shutdown(int eventfd) {
+    offstage_shutdown_eventfd = eventfd;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = offstage_shutdown_signalled;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    if (sigaction(SIGINT, &action, NULL) != 0) return -1;
+    return 0;
+}
+
 int offstage_pidfd_open(pid_t pid) {
     // A pidfd is always close-on-exec.
     return (int)syscall(SYS_pidfd_open, pid, 0);

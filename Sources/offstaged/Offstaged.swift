@@ -90,8 +90,11 @@ struct Offstaged: AsyncParsableCommand {
             let http = MetricsHTTPService(address: listen, metrics: service.metrics, logger: logger)
             services.append(.init(service: http))
         }
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
+        // SIGTERM and SIGINT shut the group down gracefully; heard on a thread of the daemon's own, not by a dispatch
+        // signal source, whose manager thread would wake the idle daemon every second.
+        let signals = try ShutdownSignals { Task { await group.triggerGracefulShutdown() } }
+        defer { signals.stop() }
         try await group.run()
     }
 }

@@ -104,4 +104,21 @@ struct MemoryBudgetIntegrationTests {
             #expect(json.memoryPressure?.isEmpty == false)
         }
     }
+
+    @Test("§11, MEM-1: watching memory pressure costs an idle daemon nothing periodic: its kernel wake-ups are armed, and no libdispatch worker thread (whose monitor wakes a process every second) runs in it, after start, a status call and a graceful SIGTERM path armed")
+    func idleDaemonHasNoDispatchWorkers() throws {
+        try withDaemon(settings: Self.settings) { daemon in
+            let status = try daemon.ok("status")
+            #expect(status.contains("read when the kernel says it may have risen"), "\(status)")
+            let pid = try #require(daemon.daemon?.processIdentifier)
+            // Give a late start-up step (the store's memory given back) its time.
+            Thread.sleep(forTimeInterval: 1)
+            let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").map { task in
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            }
+            #expect(!names.contains { $0.contains("qos") }, "libdispatch workers: \(names.sorted())")
+            #expect(names.contains("offstage-device") && names.contains("offstage-signal"), "\(names.sorted())")
+        }
+    }
 }

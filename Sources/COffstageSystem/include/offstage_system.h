@@ -20,6 +20,10 @@ extern "C" {
 /// Makes the calling process adopt (and so be able to reap) its orphaned descendants.
 int offstage_prctl_set_child_subreaper(void);
 
+/// Installs handlers for SIGTERM and SIGINT that add 1 to `eventfd` (async-signal-safe: one write), whichever thread
+/// the kernel delivers them to. Returns 0, or -1 with errno set. A process calls it once.
+int offstage_signal_eventfd_on_shutdown(int eventfd);
+
 // Makes stdout line-buffered and stderr unbuffered, so an app's output reaches its log file line by line even
 // when the app is killed (the C `stdout` global cannot be named from Swift 6).
 void offstage_line_buffer_output(void);

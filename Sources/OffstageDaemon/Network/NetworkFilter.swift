@@ -33,7 +33,9 @@ final class NetworkFilter: Sendable {
     private let mount: CgroupMounts.Mount?
     private let logger: Logger
     private let metrics: DaemonMetrics
-    private let queue = DispatchQueue(label: "offstage.network-rules")
+    /// The filter's thread, where rules are changed in the order decided (a thread of its own, not a dispatch queue: no
+    /// wake-up while idle); nil where no thread could be started, and then they are changed on the caller's.
+    private let queue = try? SerialWorker(name: "offstage-rules", nice: 0)
     /// Restrictions decided and not applied yet (taken by the filter's thread).
     private let inbox = Mutex(Inbox())
     /// What is in the kernel, changed only with the context's lock held, in the order it is applied.
@@ -145,7 +147,9 @@ final class NetworkFilter: Sendable {
             inbox.since = DaemonMetrics.monotonicNanoseconds()
             return true
         }
-        if wake { queue.async { self.applyWaiting() } }
+        if wake {
+            if let queue { queue.async { self.applyWaiting() } } else { applyWaiting() }
+        }
     }
 
     /// Lifts at once the restrictions `change` lifts, before the caller goes on: an app coming to the front has its
@@ -215,7 +219,7 @@ final class NetworkFilter: Sendable {
     /// Removes the table: nothing of the daemon is left in the kernel. Waits for a batch in progress.
     func stop() {
         guard let nftables, let ruleset else { return }
-        queue.sync {}
+        queue?.sync {}
         applied.withLock { applied in
             do throws(NftablesError) {
                 try nftables.run(ruleset.deleteTable())
@@ -248,7 +252,7 @@ final class NetworkFilter: Sendable {
     }
 
     /// Waits until every change handed over so far is in force (tests, benchmarks).
-    func settle() { queue.sync {} }
+    func settle() { queue?.sync {} }
 
     /// The restrictions in force, as last applied (tests and `status`).
     var restrictions: [AppID: NetworkRestriction] { applied.withLock { $0.restrictions } }

@@ -40,13 +40,17 @@ public final class OffstageStore: Sendable {
         // Another connection's write (a daemon that is still going down, a tool reading the store) makes this one wait
         // for it a while instead of failing with "database is locked".
         configuration.busyMode = .timeout(5)
+        // Read connections stay open once made (`releaseMemory` then frees their caches only): closing one disposes of
+        // its dispatch queue, which starts libdispatch's worker pool, whose monitor wakes the daemon every second for
+        // the rest of its life (§11: an idle daemon wakes 0 times).
+        configuration.persistentReadOnlyConnections = true
         database = try DatabasePool(path: path, configuration: configuration)
         self.eventLogCapacity = max(100, eventLogCapacity)
         try Self.migrator.migrate(database)
     }
 
-    /// Frees SQLite's page caches and closes the idle read connections (they open again when needed): after the
-    /// start-up has read the whole store back.
+    /// Frees SQLite's page caches, the read connections' too (they stay open): after the start-up has read the whole
+    /// store back.
     public func releaseMemory() {
         database.releaseMemory()
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// ``UsageLedger`` adds what they moved to the context that ended.
 ///
 /// Readings are taken on the recorder's own thread, never on a lifecycle transition's path: a change is handed over
-/// in one call that only queues it, and the thread runs at a low priority (``LowPriorityWorker``), so on a busy device
+/// in one call that only queues it, and the thread runs at a low priority (``SerialWorker``), so on a busy device
 /// the readings mostly wait until the transitions are done instead of slowing them. Figures are kept in memory and
 /// written to the store as one transaction at most once a ``Settings/writeInterval`` (and on a new day, on a query, at
 /// a clean stop), so a busy device does not write at every transition; a daemon killed with -9 loses at most that
@@ -55,7 +55,7 @@ final class UsageRecorder: Sendable {
     private let store: OffstageStore
     private let logger: Logger
     /// Readings are never in a hurry: they run at a low priority.
-    private let queue: LowPriorityWorker
+    private let queue: SerialWorker
     /// Touched only on `queue`; the lock makes that checkable.
     private let state = Mutex(State())
     /// Each running app's memory at its latest reading.
@@ -67,7 +67,7 @@ final class UsageRecorder: Sendable {
         settings: Settings = .init(), network: NetworkFilter, control: any ProcessControl, store: OffstageStore,
         logger: Logger, reader: AppResourceReader = .init()
     ) throws {
-        queue = try LowPriorityWorker(name: "offstage-usage")
+        queue = try SerialWorker(name: "offstage-usage")
         if !queue.lowered { logger.info("the usage recorder runs at normal priority (its nice value could not be raised)") }
         self.settings = settings
         self.network = network
@@ -100,9 +100,7 @@ final class UsageRecorder: Sendable {
                 }
                 if !state.memoryDue.isEmpty, !state.memoryReadingComing {
                     state.memoryReadingComing = true
-                    DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + settings.memoryDelay) { [self] in
-                        queue.async { self.readDueMemory() }
-                    }
+                    queue.async(after: .seconds(settings.memoryDelay)) { [self] in self.readDueMemory() }
                 }
                 let interval = Int64(settings.writeInterval * 1e9)
                 if state.ledger.newestDay > state.writtenDay
