@@ -123,6 +123,47 @@ struct MemoryLimitIntegrationTests {
         }
     }
 
+    @Test(
+        "MEM-2: with a background limit (memory.backgroundLimitMB 32) a viewer holding 48 MB is ended when it leaves the front, saying it exceeded its background memory limit; one of 16 MB is suspended under the smaller limit and gets its own back in front",
+        .enabled(if: controllerMount != nil, "no memory controller the daemon can use here (v1 memory mount or cgroup2 memory, as root)"))
+    func backgroundLimit() throws {
+        let mount = try #require(Self.controllerMount)
+        var settings = DaemonHarness.fastTimings
+        settings["memory"] = .object(["backgroundLimitMB": 32])
+        let small = "com.example.small-viewer"
+        try withDaemon(settings: settings) { daemon in
+            // No manifest limit on either: in front they may use what they like.
+            try daemon.install("PhotoViewer", id: Self.viewer, ["OffstageLinux": ["Arguments": ["--photo-mb", "8", "--at-launch", "6"]]])
+            try daemon.install("PhotoViewer", id: small, ["OffstageLinux": ["Arguments": ["--photo-mb", "8", "--at-launch", "2"]]])
+            try daemon.ok("open", small)
+            try daemon.waitFor(small, "active")
+            let pid = try #require(try daemon.app(small).pid)
+            let group = try Self.memoryGroup(daemon, mount: mount, pid: pid)
+            let limitFile = FileManager.default.fileExists(atPath: group + "/memory.limit_in_bytes") ? "memory.limit_in_bytes" : "memory.max"
+            let unlimited = try String(contentsOfFile: group + "/" + limitFile, encoding: .utf8)
+            #expect(!unlimited.hasPrefix("\(32 << 20)"), "in front, no limit: \(unlimited)")
+            try daemon.ok("home")
+            try daemon.waitFor(small, "suspended")
+            #expect(try Self.number(group + "/" + limitFile) == 32 << 20)
+
+            try daemon.ok("open", Self.viewer)
+            try daemon.waitFor(Self.viewer, "active")
+            #expect(try String(contentsOfFile: group + "/" + limitFile, encoding: .utf8).hasPrefix("\(32 << 20)"), "the small one is still out of front")
+            try daemon.ok("home")
+            try daemon.waitUntil("the big viewer is ended for its background limit", timeout: 15) {
+                try daemon.app(Self.viewer).lastTermination != nil
+            }
+            #expect(try daemon.app(Self.viewer).lastTermination == "exceeded its background memory limit of 32 MB (killed by signal 9)")
+            #expect(try daemon.app(Self.viewer).state == "notRunning")
+            #expect(try daemon.app(small).state == "suspended", "under the limit, it stays")
+
+            // Back in front, the small viewer has no limit again.
+            try daemon.ok("open", small)
+            try daemon.waitFor(small, "active")
+            #expect(try String(contentsOfFile: group + "/" + limitFile, encoding: .utf8) == unlimited)
+        }
+    }
+
     @Test("MEM-2: with the memory controller off the daemon reads the viewer's memory itself and ends it over its limit; status says the limits are watched and why")
     func daemonWatchesWithoutController() throws {
         var settings = DaemonHarness.fastTimings

@@ -36,12 +36,22 @@ extension OffstageCore {
     /// limit (SPEC MEM-2): the app is ended at once, as the kernel would have ended it, and the reason says so. A
     /// reading at or under the limit, of another process, or of an app without a limit changes nothing.
     public mutating func memoryOverLimit(_ id: AppID, pid: Int32, bytes: Int64, at now: Instant) -> [CoreAction] {
-        guard let entry = apps[id], let process = entry.process, process.pid == pid,
-            let limit = entry.app.manifest.linux.memoryLimitMB, let bytesAllowed = entry.app.manifest.linux.memoryLimitBytes,
-            bytes > bytesAllowed
+        guard let process = apps[id]?.process, process.pid == pid, process.termination == nil,
+            let limit = memoryLimit(of: id), bytes > limit.bytes
         else { return finish(now) }
-        terminate(id, .memoryLimitExceeded(megabytes: limit), .immediate, now)
+        terminate(id, limit.reason, .immediate, now)
         return finish(now)
+    }
+
+    /// The memory limit in force for the app's process now (SPEC MEM-2): its manifest's `MemoryLimitMB`, and out of front
+    /// `memory.backgroundLimitMB` where that is set and smaller; nil when neither applies (or the app has no process).
+    public func memoryLimit(of id: AppID) -> MemoryLimit? {
+        guard let entry = apps[id], let process = entry.process else { return nil }
+        let manifest = entry.app.manifest.linux.memoryLimitMB
+        guard !process.phase.isForeground, let background = configuration.memory.backgroundLimitMB,
+            background < manifest ?? .max
+        else { return manifest.map { MemoryLimit(megabytes: $0, inBackground: false) } }
+        return MemoryLimit(megabytes: background, inBackground: true)
     }
 
     // MARK: The response to memory pressure (SPEC MEM-1)

@@ -67,8 +67,7 @@ extension OffstageCore {
         guard var entry = apps[id], entry.process == nil else { return }
         let record = TerminationRecord(at: now, reason: reason, status: .signaled(9))
         entry.durable.lastTermination = record
-        var crashed = reason.isWatchdog
-        if case .memoryLimitExceeded = reason { crashed = true }
+        let crashed = reason.isWatchdog || reason.isMemoryLimit
         if crashed {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
@@ -84,13 +83,13 @@ extension OffstageCore {
         cutOffPushRuns(id, status, now)
         cutOffTransferRuns(id)
         guard var entry = apps[id], let process = entry.process else { return }
-        let reason = process.termination?.reason ?? (outOfMemory ? Self.limitKill(entry.app.manifest, status) : nil)
+        let reason = process.termination?.reason ?? (outOfMemory ? limitKill(id, status) : nil)
         entry.durable.lastTermination = TerminationRecord(at: now, reason: reason, status: status)
         // A watchdog's kill is the app's failure as much as a crash, and a launch that fails, or an app over its
         // memory limit, is throttled the same way, so a hung or broken app is not relaunched in a tight loop (SPEC LC-9).
         var crashed = reason.map(\.isWatchdog) ?? true
         if case .launchFailed = reason { crashed = true }
-        if case .memoryLimitExceeded = reason { crashed = true }
+        if reason?.isMemoryLimit == true { crashed = true }
         if crashed, status.isAbnormal, !process.reason.isForeground {
             entry.durable.crashLoop.recordCrash(
                 at: now, initial: configuration.crashLoopInitialDelay, maximum: configuration.crashLoopMaxDelay)
@@ -308,12 +307,12 @@ extension OffstageCore {
 }
 
 extension OffstageCore {
-    /// The reason of a process the kernel ended for memory (SPEC MEM-2): its manifest's limit, when the process died of
-    /// SIGKILL (the OOM killer's signal) or of something the shell could not see; nil for any other exit, which stays
-    /// a crash.
-    static func limitKill(_ manifest: Manifest, _ status: ExitStatus) -> TerminationReason? {
+    /// The reason of a process the kernel ended for memory (SPEC MEM-2): the limit in force for it (its manifest's, or
+    /// out of front the background limit), when the process died of SIGKILL (the OOM killer's signal) or of something
+    /// the shell could not see; nil for any other exit, which stays a crash.
+    func limitKill(_ id: AppID, _ status: ExitStatus) -> TerminationReason? {
         switch status {
-        case .signaled(9), .unknown: manifest.linux.memoryLimitMB.map { .memoryLimitExceeded(megabytes: $0) }
+        case .signaled(9), .unknown: memoryLimit(of: id)?.reason
         case .signaled, .exited: nil
         }
     }

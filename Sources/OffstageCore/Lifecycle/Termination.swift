@@ -58,6 +58,9 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
     /// It used more memory than its manifest's limit (`MemoryLimitMB`, SPEC MEM-2): the kernel's memory controller
     /// ended it (its group counted an out-of-memory kill), or, where there is none, the daemon did on reading it.
     case memoryLimitExceeded(megabytes: Int)
+    /// Out of front, it used more memory than the smaller limit the device gives apps there (`memory.backgroundLimitMB`,
+    /// SPEC MEM-2), as iOS ends a background app over its background limit.
+    case backgroundMemoryLimitExceeded(megabytes: Int)
     /// Memory stayed short after the warnings, and the app was the first of the order apps are ended in (SPEC MEM-1):
     /// its band, its memory at the latest reading (nil if none was had) and the pressure.
     case memoryPressure(pressure: MemoryPressure, band: MemoryBand, megabytes: Int?)
@@ -85,6 +88,7 @@ public enum TerminationReason: Hashable, Sendable, Codable, CustomStringConverti
         case .remoteNotificationOverrun(let seconds):
             "remote-notification handler not completed within \(format(seconds)) s"
         case .memoryLimitExceeded(let megabytes): "exceeded its memory limit of \(megabytes) MB"
+        case .backgroundMemoryLimitExceeded(let megabytes): "exceeded its background memory limit of \(megabytes) MB"
         case .memoryPressure(let pressure, let band, let megabytes):
             "ended for memory (pressure \(pressure.rawValue)): \(band.rawValue)\(megabytes.map { ", \($0) MB" } ?? "")"
         }

@@ -11,6 +11,11 @@ public struct MemoryResponseSettings: Hashable, Sendable, Codable {
     /// Seconds a lower pressure (a warning) may last before apps are ended for it too: warnings that free nothing do
     /// not hold the device short of memory forever. Default 30 s.
     public var warningTolerance: Double = 30
+    /// A smaller memory limit, in MiB, for every app while it is out of front (SPEC MEM-2), as iOS gives background apps
+    /// less than the one in front: an app over it when it leaves the front, or that outgrows it there, is ended, and its
+    /// last exit says "exceeded its background memory limit". Nil (the default): none, the manifest's limit holds
+    /// everywhere.
+    public var backgroundLimitMB: Int?
 
     /// The defaults.
     public init() {}
@@ -24,6 +29,7 @@ public struct MemoryResponseSettings: Hashable, Sendable, Codable {
         warningGrace = try seconds(.warningGrace, defaults.warningGrace, in: 0 ... 3_600)
         endingInterval = try seconds(.endingInterval, defaults.endingInterval, in: 0.01 ... 3_600)
         warningTolerance = try seconds(.warningTolerance, defaults.warningTolerance, in: 0 ... CheckedNumber.longestDuration)
+        backgroundLimitMB = try container.decodeIntegerIfPresent(Int.self, forKey: .backgroundLimitMB, in: 1 ... 1_048_576)
         if let name = try container.decodeIfPresent(String.self, forKey: .endAppsAt) {
             guard let level = MemoryPressure(rawValue: name), level > .normal else {
                 throw DecodingError.dataCorruptedError(
@@ -145,5 +151,32 @@ public struct MemoryResponse: Hashable, Sendable {
         guard episode?.waitingForApps == true else { return }
         episode?.waitingForApps = false
         episode?.notBefore = now + .seconds(double: settings.endingInterval)
+    }
+}
+
+/// The memory limit in force for an app's process (SPEC MEM-2): its manifest's, or out of front the device's background
+/// limit where that is smaller.
+public struct MemoryLimit: Hashable, Sendable {
+    /// The limit, in MiB.
+    public var megabytes: Int
+    /// Whether it is the background limit.
+    public var inBackground: Bool
+
+    /// The limit in bytes.
+    public var bytes: Int64 { Int64(megabytes) * 1_048_576 }
+
+    /// Why an app over it is ended.
+    public var reason: TerminationReason {
+        inBackground ? .backgroundMemoryLimitExceeded(megabytes: megabytes) : .memoryLimitExceeded(megabytes: megabytes)
+    }
+}
+
+extension TerminationReason {
+    /// It outgrew a memory limit (its manifest's or the background one): the app's failure, throttled like a crash.
+    var isMemoryLimit: Bool {
+        switch self {
+        case .memoryLimitExceeded, .backgroundMemoryLimitExceeded: true
+        default: false
+        }
     }
 }

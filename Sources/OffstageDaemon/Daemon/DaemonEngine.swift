@@ -292,6 +292,7 @@ public final class DaemonEngine: @unchecked Sendable {
         flushLog()
         rearm()
         machineWatcher?.readPressure(pressureWanted)
+        followMemoryLimits()
     }
 
     /// Moves the stored floor up a block before the core's numbers reach it.

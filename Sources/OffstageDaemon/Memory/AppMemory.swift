@@ -21,6 +21,8 @@ final class AppMemory: @unchecked Sendable {
     private(set) var watchedAnyway: Set<AppID> = []
     /// The daemon's reading of watched apps' memory, while one runs.
     var watch: RepeatedTask?
+    /// The limit last written to each app's group (nil: none), to write it again only when the one in force changes.
+    var writtenLimits: [AppID: Int64?] = [:]
     /// Reads memory without a controller: the PSS of the app's processes.
     let reader = AppResourceReader()
     /// The app memory budget in force (SPEC MEM-1), if one is set and could be written.
@@ -91,6 +93,7 @@ final class AppMemory: @unchecked Sendable {
         guard let cgroups else { return [] }
         do {
             let procs = try cgroups.prepare(app: id.rawValue, limitBytes: limitBytes)
+            writtenLimits[id] = limitBytes
             killsBefore[id] = cgroups.outOfMemoryKills(app: id.rawValue) ?? 0
             watchedAnyway.remove(id)
             return [procs]
@@ -122,6 +125,7 @@ final class AppMemory: @unchecked Sendable {
     /// The app is uninstalled: its group goes (if empty).
     func forget(_ id: AppID) {
         killsBefore[id] = nil
+        writtenLimits[id] = nil
         watchedAnyway.remove(id)
         cgroups?.remove(app: id.rawValue)
     }

@@ -3,17 +3,47 @@ import OffstageCore
 
 /// The engine's side of the memory service (SPEC MEM-2): the app's memory group before a launch, and the daemon's own reading of limited apps where the kernel does not enforce their limits.
 extension DaemonEngine {
-    /// Before a launch: the app's memory group with its manifest's limit; the `cgroup.procs` files its process joins.
+    /// Before a launch: the app's memory group with the limit in force for it (its manifest's, or the background one
+    /// for a launch into the background); the `cgroup.procs` files its process joins.
     func memoryGroupsForLaunch(_ id: AppID) -> [String] {
-        memory.prepareLaunch(id, limitBytes: core.apps[id]?.app.manifest.linux.memoryLimitBytes)
+        memory.prepareLaunch(id, limitBytes: core.memoryLimit(of: id)?.bytes)
+    }
+
+    /// With a background memory limit (`memory.backgroundLimitMB`), writes each running app's limit when the one in
+    /// force changes (it left the front, or came back), after every input; where the daemon watches the limits itself,
+    /// keeps its reading going while an app has one. An app already over the smaller limit when it
+    /// leaves the front is ended: the kernel refuses a limit below what the group uses (cgroup v1), and the daemon hands
+    /// the core what it read.
+    func followMemoryLimits() {
+        guard core.configuration.memory.backgroundLimitMB != nil else { return }
+        guard let cgroups = memory.cgroups else {
+            // Watched by the daemon: an app that left the front may now have a limit to read it against.
+            watchMemoryLimits()
+            return
+        }
+        var over: [(AppID, Int32, Int64)] = []
+        for (pid, id) in appsByPid where core.apps[id]?.process?.termination == nil {
+            let limit = core.memoryLimit(of: id)?.bytes
+            guard memory.writtenLimits[id] != .some(limit) else { continue }
+            do {
+                try cgroups.setLimit(app: id.rawValue, limitBytes: limit)
+                memory.writtenLimits[id] = limit
+            } catch {
+                guard let limit, let used = cgroups.usageBytes(app: id.rawValue), used > limit else { continue }
+                over.append((id, pid, used))
+            }
+        }
+        guard !over.isEmpty else { return }
+        // After this input's bookkeeping: the core ends them as its next input.
+        eventLoop.execute { [self, over] in
+            for (id, pid, used) in over { apply(core.memoryOverLimit(id, pid: pid, bytes: used, at: now)) }
+        }
     }
 
     /// Keeps the daemon reading limited apps' memory while one runs whose limit the kernel does not enforce, and stops
     /// it when none does: no wake-up otherwise.
     func watchMemoryLimits() {
-        let watched = appsByPid.values.contains { id in
-            memory.watches(id) && core.apps[id]?.app.manifest.linux.memoryLimitMB != nil
-        }
+        let watched = appsByPid.values.contains { id in memory.watches(id) && core.memoryLimit(of: id) != nil }
         guard watched else {
             memory.watch?.cancel()
             memory.watch = nil
@@ -30,7 +60,7 @@ extension DaemonEngine {
     /// which ends it.
     private func readWatchedMemory() {
         for (pid, id) in appsByPid.sorted(by: { $0.key < $1.key }) {
-            guard memory.watches(id), let limit = core.apps[id]?.app.manifest.linux.memoryLimitBytes, let group = groups[id],
+            guard memory.watches(id), let limit = core.memoryLimit(of: id)?.bytes, let group = groups[id],
                 let bytes = memory.reader.memoryBytes(members: control.members(of: group, leader: pid)), bytes > limit
             else { continue }
             apply(core.memoryOverLimit(id, pid: pid, bytes: bytes, at: now))

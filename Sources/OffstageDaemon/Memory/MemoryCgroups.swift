@@ -109,6 +109,13 @@ struct MemoryCgroups: Sendable {
         return CgroupHierarchy.join(path, "cgroup.procs")
     }
 
+    /// Writes the app's limit (none for nil) on its existing group: the kernel refuses one below what the group uses on
+    /// cgroup v1 (EBUSY), and on cgroup2 reclaims, then ends a process, to meet it.
+    func setLimit(app key: String, limitBytes: Int64?) throws {
+        let limit = limitBytes.map(String.init) ?? (version == .cgroupV1 ? "-1" : "max")
+        try syscalls.writeFile(CgroupHierarchy.join(try directory(of: key), limitFile), limit)
+    }
+
     /// Moves a process started elsewhere, and its descendants, into the app's group.
     func adopt(pid: Int32, app key: String) throws {
         try hierarchy.adopt(pid: pid, intoDirectory: try directory(of: key))

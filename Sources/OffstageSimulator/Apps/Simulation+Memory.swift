@@ -8,8 +8,7 @@ extension Simulation {
     /// shell, seeing the group's out-of-memory count rise, says so with the exit. An app without a limit, or without
     /// a process, is left alone.
     public mutating func memoryLimitKill(of id: AppID) {
-        guard core.apps[id]?.app.manifest.linux.memoryLimitMB != nil,
-            let pid = processes.values.first(where: { $0.app == id })?.pid
+        guard core.memoryLimit(of: id) != nil, let pid = processes.values.first(where: { $0.app == id })?.pid
         else { return }
         exitNow(pid, .signaled(9), outOfMemory: true)
     }
@@ -90,15 +89,15 @@ extension Simulation {
         virtualMemory?.accounting = false
         guard let memory = virtualMemory else { return }
         let seconds = memory.accountEvery.inSeconds
-        for (pid, process) in processes.sorted(by: { $0.key < $1.key }) where !process.frozen {
-            guard core.apps[process.app]?.process?.phase.isForeground == true, let taken = virtualMemory?.megabytes[pid]
-            else { continue }
-            let memoryBehavior = behavior(process.app).memory
-            let grown = min(taken + memoryBehavior.growthMBPerSecondInFront * seconds, max(taken, memoryBehavior.maximumMB ?? .infinity))
-            virtualMemory?.megabytes[pid] = grown
-            if let limit = core.apps[process.app]?.app.manifest.linux.memoryLimitMB, grown > Double(limit) {
-                memoryLimitKill(of: process.app)
+        for (pid, process) in processes.sorted(by: { $0.key < $1.key }) {
+            guard var taken = virtualMemory?.megabytes[pid] else { continue }
+            if !process.frozen, core.apps[process.app]?.process?.phase.isForeground == true {
+                let memoryBehavior = behavior(process.app).memory
+                taken = min(taken + memoryBehavior.growthMBPerSecondInFront * seconds, max(taken, memoryBehavior.maximumMB ?? .infinity))
+                virtualMemory?.megabytes[pid] = taken
             }
+            // Over the limit in force (its manifest's, or out of front the background one): the kernel ends it.
+            if let limit = core.memoryLimit(of: process.app), taken > Double(limit.megabytes) { memoryLimitKill(of: process.app) }
         }
         readMemory(force: core.memory.episode != nil)
         scheduleAccounting()

@@ -1,3 +1,4 @@
+import Foundation
 @testable import OffstageCore
 import OffstageSimulator
 import Testing
@@ -75,13 +76,14 @@ struct MemoryLimitTests {
     }
 
     @Test("MEM-2: the group's out-of-memory count is the limit's kill only with a SIGKILL or an unseen status, and only for an app with a limit")
-    func outOfMemoryNeedsSigkillAndLimit() {
-        let limited = Self.limited(appA, megabytes: 64)
-        #expect(OffstageCore.limitKill(limited, .signaled(9)) == .memoryLimitExceeded(megabytes: 64))
-        #expect(OffstageCore.limitKill(limited, .unknown) == .memoryLimitExceeded(megabytes: 64))
-        #expect(OffstageCore.limitKill(limited, .signaled(11)) == nil, "a crash stays a crash")
-        #expect(OffstageCore.limitKill(limited, .exited(0)) == nil)
-        #expect(OffstageCore.limitKill(Self.limited(appA, megabytes: nil), .signaled(9)) == nil)
+    func outOfMemoryNeedsSigkillAndLimit() throws {
+        // A (64 MB) in front, B (no limit) suspended.
+        let core = try Self.running().core
+        #expect(core.limitKill(appA, .signaled(9)) == .memoryLimitExceeded(megabytes: 64))
+        #expect(core.limitKill(appA, .unknown) == .memoryLimitExceeded(megabytes: 64))
+        #expect(core.limitKill(appA, .signaled(11)) == nil, "a crash stays a crash")
+        #expect(core.limitKill(appA, .exited(0)) == nil)
+        #expect(core.limitKill(appB, .signaled(9)) == nil)
     }
 
     @Test("MEM-2: the limit in bytes is MiB × 1,048,576, and the largest a manifest may give (1 TiB) does not overflow")
@@ -89,5 +91,43 @@ struct MemoryLimitTests {
         #expect(Self.limited(appA, megabytes: 48).linux.memoryLimitBytes == 50_331_648)
         #expect(Self.limited(appA, megabytes: Manifest.LinuxSettings.maximumMemoryLimitMB).linux.memoryLimitBytes == 1 << 40)
         #expect(Self.limited(appA, megabytes: nil).linux.memoryLimitBytes == nil)
+    }
+
+    @Test("MEM-2: with a background limit (memory.backgroundLimitMB) an app out of front is held to the smaller of it and its manifest's; in front to its manifest's alone; over it, it is ended with 'exceeded its background memory limit', its last exit says so")
+    func backgroundLimit() throws {
+        var configuration = CoreConfiguration()
+        configuration.memory.backgroundLimitMB = 32
+        var sim = Simulation(configuration: configuration)
+        sim.install(Self.limited(appA, megabytes: 64), behavior: .init())
+        sim.install(Self.limited(appB, megabytes: nil), behavior: .init())
+        sim.install(Self.limited(appC, megabytes: 16), behavior: .init())
+        let inFront: [AppID: MemoryLimit?] = [appA: MemoryLimit(megabytes: 64, inBackground: false), appB: nil, appC: MemoryLimit(megabytes: 16, inBackground: false)]
+        for id in [appA, appB, appC] {
+            try sim.openAndSettle(id)
+            #expect(sim.core.memoryLimit(of: id) == inFront[id]!, "\(id) in front: its manifest's limit alone")
+            sim.home()
+            sim.run(for: .seconds(30))
+        }
+        #expect(sim.core.memoryLimit(of: appA) == MemoryLimit(megabytes: 32, inBackground: true))
+        #expect(sim.core.memoryLimit(of: appB) == MemoryLimit(megabytes: 32, inBackground: true))
+        #expect(sim.core.memoryLimit(of: appC) == MemoryLimit(megabytes: 16, inBackground: false), "its own limit is smaller")
+        try sim.openAndSettle(appA)
+        #expect(sim.core.memoryLimit(of: appA) == MemoryLimit(megabytes: 64, inBackground: false))
+        try sim.openAndSettle(appB)
+        #expect(sim.core.memoryLimit(of: appB) == nil, "in front, no limit but its manifest's")
+        // B out of front again, read over 32 MB: ended with the background limit's reason.
+        sim.home()
+        sim.run(for: .seconds(1))
+        sim.memoryRead(of: appB, bytes: 40 << 20)
+        let record = try #require(sim.status(of: appB)?.lastTermination)
+        #expect(record.summary == "exceeded its background memory limit of 32 MB (killed by signal 9)")
+        // The kernel's kill of an app out of front says the same.
+        sim.memoryLimitKill(of: appA)
+        #expect(sim.status(of: appA)?.lastTermination?.reason == .backgroundMemoryLimitExceeded(megabytes: 32))
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(MemoryResponseSettings.self, from: Data(#"{"backgroundLimitMB": 0}"#.utf8))
+        }
+        let decoded = try JSONDecoder().decode(MemoryResponseSettings.self, from: Data(#"{"backgroundLimitMB": 48}"#.utf8))
+        #expect(decoded.backgroundLimitMB == 48 && MemoryResponseSettings().backgroundLimitMB == nil)
     }
 }

@@ -798,7 +798,7 @@ struct CrashStreak: Hashable, Sendable {
     static func isMisbehaviour(_ reason: TerminationReason) -> Bool {
         switch reason {
         case .launchTimeout, .callbackTimeout, .backgroundTaskOverrun, .taskOverrun, .didNotReattach, .launchFailed,
-            .remoteNotificationOverrun, .memoryLimitExceeded:
+            .remoteNotificationOverrun, .memoryLimitExceeded, .backgroundMemoryLimitExceeded:
             true
         case .exitsOnSuspend, .multitaskingOff, .forceQuit, .uninstalled, .upgraded, .shutdown, .freezeFailed, .memoryPressure:
             false
