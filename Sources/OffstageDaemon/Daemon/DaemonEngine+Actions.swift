@@ -63,11 +63,11 @@ extension DaemonEngine {
                 logger.warning("SIGKILL failed", metadata: ["offstage.app": "\(id)", "offstage.error": "\(error)"])
             }
         case .log(let entry):
-            pendingLog.append(entry)
+            eventLog.pending.append(entry)
         case .saveApp(let id):
-            unsavedApps.insert(id)
+            durable.unsavedApps.insert(id)
         case .saveDevice:
-            deviceUnsaved = true
+            durable.deviceUnsaved = true
         case .forget(let id, let bundlePath):
             forget(id, bundlePath: bundlePath)
         case .watchSocket(_, let token, let armed):
@@ -85,7 +85,7 @@ extension DaemonEngine {
         case .continuedProgress(let id, let run, let view):
             showProgress(id, run: run, view)
         case .recordHistory(let record):
-            pendingHistory.append(record)
+            durable.pendingHistory.append(record)
         case .unwatchAccessory(let id, let name):
             unwatchAccessory(id, name: name)
         case .network(let change):
@@ -153,19 +153,18 @@ extension DaemonEngine {
     }
 
     func forget(_ id: AppID, bundlePath: String) {
-        unsavedApps.remove(id)
-        // Its history goes with it; what is still to be written would otherwise come back after the delete.
-        pendingHistory.removeAll { $0.app == id }
+        // Its state and history still to be written would otherwise come back after the delete.
+        durable.forget(id)
         // Its device token dies with it: the gateway answers 410 Unregistered from now on (SPEC NT-3).
         unregisterForPush(id, because: "the app was uninstalled")
         unsubscribeWebPush(id, because: "the app was uninstalled")
         // Through the writer, after any save of this app still queued there, so none can bring it back.
         let store = store
-        writeDurably("uninstall") { try store.deleteApp(id) }
+        durable.write("uninstall") { try store.deleteApp(id) }
         // The folders go on the writer's thread too, so a reinstall (which waits for this reply) finds them gone,
         // and a large bundle does not hold up the event loop.
         let (installer, data, output) = (installer, paths.data(id), paths.output(id))
-        writeDurably("uninstall files") {
+        durable.write("uninstall files") {
             installer.remove(bundleAt: bundlePath)
             try? FileManager.default.removeItem(atPath: data)
             try? FileManager.default.removeItem(atPath: output)
@@ -177,117 +176,5 @@ extension DaemonEngine {
         memory.forget(id)
         // `offstage uninstall` returns once the app is gone; the reply waits for the delete above to be written.
         for responder in uninstallWaiters.removeValue(forKey: id) ?? [] { responder.reply() }
-    }
-
-    /// Hands the durable state the current input changed to the writer thread, as one transaction.
-    func saveState() {
-        guard !unsavedApps.isEmpty || deviceUnsaved else { return }
-        let apps = unsavedApps.sorted().compactMap { id in core.apps[id].map { ($0.app, $0.durable) } }
-        let device = deviceUnsaved ? core.device : nil
-        unsavedApps.removeAll(keepingCapacity: true)
-        deviceUnsaved = false
-        let store = store
-        writeDurably("state") { try store.save(apps: apps, device: device) }
-    }
-
-    /// Hands the history records of the input to the writer thread, after its state (SPEC SCH-8).
-    func saveHistory() {
-        guard !pendingHistory.isEmpty else { return }
-        let records = pendingHistory
-        pendingHistory.removeAll(keepingCapacityUpTo: Self.keptCapacity)
-        let (store, now) = (store, now)
-        // Like the log, the history acknowledges nothing: replies do not wait for it (only for durable writes queued
-        // after it on the same writer thread).
-        threadPool.runIfActive(eventLoop: eventLoop) { try store.appendHistory(records, at: now) }.whenFailure { [logger] error in
-            logger.error("store write failed (history)", metadata: ["offstage.error": "\(error)"])
-        }
-    }
-
-    /// Runs a durable write on the writer thread. Jobs run in order, so the latest one completing means every earlier
-    /// one has: final replies wait for it (``durableWrite``), and the event loop goes on meanwhile.
-    func writeDurably(_ what: String, _ job: @escaping @Sendable () throws -> Void) {
-        let written = threadPool.runIfActive(eventLoop: eventLoop, job).recover { [logger] error in
-            logger.error("store write failed (\(what))", metadata: ["offstage.error": "\(error)"])
-        }
-        durableWrite = written
-        written.whenComplete { [self] _ in
-            if durableWrite === written { durableWrite = nil }
-        }
-    }
-
-    // MARK: Event log
-
-    /// Hands the batch's log entries to the log writer: the daemon's own worker thread appends them off the event
-    /// loop, so no call waits for its log line to reach the disk; then they go to followers. Entries wait
-    /// ``DaemonEngine/logWriteDelay`` (and while an append runs) and go in one transaction together, so a busy daemon
-    /// writes fewer, larger batches, and the writer thread does not compete for the CPU with the apps in the middle of
-    /// a transition. The log records what happened; it acknowledges nothing, so a crash may lose its last moment.
-    func flushLog() {
-        guard !pendingLog.isEmpty else { return }
-        for entry in pendingLog {
-            logger.info(
-                "\(entry.message)",
-                metadata: ["offstage.app": "\(entry.app?.rawValue ?? "-")", "offstage.kind": "\(entry.kind.rawValue)"])
-        }
-        logBacklog.append(contentsOf: pendingLog)
-        pendingLog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
-        scheduleLogWrite()
-    }
-
-    /// Arms the append of what waits, unless one is armed or running (its completion arms the next).
-    func scheduleLogWrite() {
-        guard !logWriterBusy, logWriteScheduled == nil, !logBacklog.isEmpty else { return }
-        logWriteScheduled = eventLoop.scheduleTask(in: Self.logWriteDelay) { [self] in
-            logWriteScheduled = nil
-            writeLogBacklog()
-        }
-    }
-
-    /// Starts an append of everything waiting, unless one is running (its completion arms the next).
-    func writeLogBacklog() {
-        guard !logWriterBusy, !logBacklog.isEmpty else { return }
-        let entries = logBacklog
-        logBacklog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
-        logWriterBusy = true
-        let store = store
-        threadPool.runIfActive(eventLoop: eventLoop) { try store.appendLog(entries) }.whenComplete { [self] result in
-            logWriterBusy = false
-            switch result {
-            case .success(let ids): publish(ids: ids, entries: entries)
-            case .failure(let error): logger.error("event log write failed", metadata: ["offstage.error": "\(error)"])
-            }
-            scheduleLogWrite()
-        }
-    }
-
-    /// Reads the log after every entry handed to the writer so far: entries still waiting are appended by the same
-    /// job, just before the read, and the worker runs jobs in order, after any append already running.
-    func readLog(app: AppID?, limit: Int) -> EventLoopFuture<[(Int64, LogEntry)]> {
-        flushLog()
-        logWriteScheduled?.cancel()
-        logWriteScheduled = nil
-        let waiting = logBacklog
-        logBacklog.removeAll(keepingCapacityUpTo: Self.keptCapacity)
-        let store = store
-        return threadPool.runIfActive(eventLoop: eventLoop) { () throws -> ([Int64], [(Int64, LogEntry)]) in
-            let ids = try store.appendLog(waiting)
-            return (ids, try store.readLog(app: app, limit: limit))
-        }.map { [self] ids, rows in
-            publish(ids: ids, entries: waiting)
-            return rows
-        }
-    }
-
-    /// Pushes written entries to `offstage log --follow` callers.
-    func publish(ids: [Int64], entries: [LogEntry]) {
-        guard !followers.isEmpty else { return }
-        for (connection, follower) in followers {
-            let lines = zip(ids, entries).filter { follower.app == nil || $0.1.app == follower.app }
-                .map { ControlInterface.LogLine(id: $0.0, entry: $0.1) }
-            guard !lines.isEmpty else { continue }
-            if !follower.responder.replyMore(ControlInterface.LogReply(entries: lines)) {
-                followers[connection] = nil
-            }
-        }
     }
 }

@@ -51,7 +51,7 @@ extension DaemonEngine {
     func connectionClosed(_ context: VarlinkCallContext) {
         eventLoop.preconditionInEventLoop()
         identities[context.connectionID] = nil
-        followers[context.connectionID] = nil
+        eventLog.followers[context.connectionID] = nil
         if let (id, stream) = streams.first(where: { $0.value.connection == context.connectionID }) {
             streams[id] = nil
             apply(core.detached(id, pid: stream.pid, at: now))

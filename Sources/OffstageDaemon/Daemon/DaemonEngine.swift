@@ -66,26 +66,12 @@ public final class DaemonEngine: @unchecked Sendable {
     var streams: [AppID: AttachStream] = [:]
     /// Callers of `Uninstall` waiting for the app's process to end and the app to be forgotten.
     var uninstallWaiters: [AppID: [VarlinkResponder]] = [:]
-    /// `offstage log --follow` callers.
-    var followers: [VarlinkConnectionID: LogFollower] = [:]
     /// The app each connection was identified as (identity never changes for a connection).
     var identities: [VarlinkConnectionID: (pid: Int32, identity: CallerIdentity)] = [:]
-    var pendingLog: [LogEntry] = []
-    /// Log entries waiting for the log writer, whether an append is running, and the append that will start
-    /// ``logWriteDelay`` after the first entry came to wait.
-    var logBacklog: [LogEntry] = []
-    var logWriterBusy = false
-    var logWriteScheduled: Scheduled<Void>?
-    /// How long log entries wait to be appended together: the writer thread then does one transaction for a burst
-    /// (a lifecycle transition, a run of SDK calls) instead of one per input, after the burst instead of during it.
-    static let logWriteDelay: TimeAmount = .milliseconds(2)
-    /// The latest durable write handed to the writer thread, until it completes; final replies wait for it.
-    var durableWrite: EventLoopFuture<Void>?
-    /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
-    var unsavedApps: Set<AppID> = []
-    var deviceUnsaved = false
-    /// History records of the current input (SPEC SCH-8), written after its state.
-    var pendingHistory: [HistoryRecord] = []
+    /// The event log on its way to the store and to `offstage log --follow`.
+    let eventLog: EventLogWriter
+    /// What each input changed, on its way to the store before the replies that acknowledge it.
+    let durable: DurableWriter
     var actionQueue: [CoreAction] = []
     var applying = false
     var timer: Scheduled<Void>?
@@ -110,10 +96,6 @@ public final class DaemonEngine: @unchecked Sendable {
         let deliveredAt: Int64
     }
 
-    struct LogFollower {
-        let app: AppID?
-        let responder: VarlinkResponder
-    }
 
     init(
         configuration: DaemonConfiguration, eventLoop: any EventLoop, store: OffstageStore,
@@ -130,6 +112,8 @@ public final class DaemonEngine: @unchecked Sendable {
             reader: AppResourceReader(memory: self.memory.cgroups))
         self.metrics = metrics
         self.threadPool = threadPool
+        eventLog = EventLogWriter(store: store, eventLoop: eventLoop, threadPool: threadPool, logger: logger)
+        durable = DurableWriter(store: store, eventLoop: eventLoop, threadPool: threadPool, logger: logger)
         self.configuration = configuration
         self.eventLoop = eventLoop
         self.paths = DaemonPaths(root: configuration.stateDirectory)
@@ -219,7 +203,7 @@ public final class DaemonEngine: @unchecked Sendable {
             try? store.deleteProcess(of: record.app, pid: record.pid)
             // One the previous daemon had sent SIGKILL for a reason is recorded as ended for it, with the adoptions.
             if record.ending == nil {
-                pendingLog.append(
+                eventLog.pending.append(
                     LogEntry(at: now, app: record.app, kind: .exit, message: "exited while the daemon was down", state: .notRunning))
             }
         }
@@ -287,9 +271,9 @@ public final class DaemonEngine: @unchecked Sendable {
         actionQueue.removeAll(keepingCapacityUpTo: Self.keptCapacity)
         applying = false
         reserveNumbers()
-        saveState()
-        saveHistory()
-        flushLog()
+        durable.saveState(core)
+        durable.saveHistory(at: now)
+        eventLog.flush()
         rearm()
         machineWatcher?.readPressure(pressureWanted)
         followMemoryLimits()
@@ -363,6 +347,15 @@ public final class DaemonEngine: @unchecked Sendable {
 }
 
 extension DaemonEngine {
+    /// The latest durable write, until it completes: final replies wait for it (persist, then acknowledge).
+    var durableWrite: EventLoopFuture<Void>? { durable.latest }
+
+    /// Hands the input's log entries to the log writer.
+    func flushLog() { eventLog.flush() }
+
+    /// Reads the log after every entry handed to the writer so far.
+    func readLog(app: AppID?, limit: Int) -> EventLoopFuture<[(Int64, LogEntry)]> { eventLog.read(app: app, limit: limit) }
+
     /// The most elements a queue emptied after every input keeps room for. A burst (64,000 notifications firing at
     /// once after downtime, SPEC §11) fills a queue with hundreds of thousands: room kept for them would hold tens of
     /// megabytes for the daemon's life.

@@ -39,7 +39,7 @@ extension DaemonEngine {
     func registerForPush(_ id: AppID) throws -> String {
         let candidate = Self.randomBytes(32).map { String(format: "%02x", $0) }.joined()
         let token = try store.issueToken(to: id, candidate: candidate, at: now)
-        if token == candidate { pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "registered for remote notifications")) }
+        if token == candidate { eventLog.pending.append(LogEntry(at: now, app: id, kind: .push, message: "registered for remote notifications")) }
         return token
     }
 
@@ -47,7 +47,7 @@ extension DaemonEngine {
     func unregisterForPush(_ id: AppID, because why: String) {
         persist {
             if try store.revokeTokens(of: id, at: now) > 0 {
-                pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "device token revoked: \(why)"))
+                eventLog.pending.append(LogEntry(at: now, app: id, kind: .push, message: "device token revoked: \(why)"))
                 remotePush?.registrationsChanged()
             }
         }

@@ -16,7 +16,7 @@ extension DaemonEngine {
             applicationServerKey: applicationServerKey, createdAt: now, endedAt: nil)
         let subscription = try store.subscribeWebPush(candidate)
         if subscription.id == candidate.id {
-            pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "subscribed to Web Push"))
+            eventLog.pending.append(LogEntry(at: now, app: id, kind: .push, message: "subscribed to Web Push"))
         }
         return subscription
     }
@@ -25,7 +25,7 @@ extension DaemonEngine {
     func unsubscribeWebPush(_ id: AppID, because why: String) {
         persist {
             if try store.endWebPushSubscriptions(of: id, at: now) > 0 {
-                pendingLog.append(LogEntry(at: now, app: id, kind: .push, message: "Web Push subscription ended: \(why)"))
+                eventLog.pending.append(LogEntry(at: now, app: id, kind: .push, message: "Web Push subscription ended: \(why)"))
                 remotePush?.registrationsChanged()
             }
         }

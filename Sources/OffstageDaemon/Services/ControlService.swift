@@ -273,7 +273,7 @@ extension DaemonEngine {
                     responder.reply(reply)
                     return
                 }
-                if responder.replyMore(reply) { followers[context.connectionID] = LogFollower(app: app, responder: responder) }
+                if responder.replyMore(reply) { eventLog.followers[context.connectionID] = EventLogWriter.Follower(app: app, responder: responder) }
             case .failure(let error):
                 responder.fail(failed("cannot read the event log: \(error)", fix: "check the state folder \(paths.root)"))
             }
