@@ -8,11 +8,15 @@ enum FootprintBenchmarks {
     static let installed = 100
     static let launched = 10
     static let idleSeconds: UInt64 = 60
+    /// The idle benchmark's daemon has an app memory budget (SPEC MEM-1), large enough that its apps leave memory
+    /// normal: every memory wake-up is armed (the PSI triggers and the budget's usage thresholds on an eventfd), and
+    /// none may wake it while nothing happens.
+    static let idleBudgetMB = 1024
 
-    /// A daemon (default settings) with `installed` probe apps installed and the first `launched` opened one after
-    /// another: the last is in front, the others went to the background and were suspended.
-    static func populatedDaemon() throws -> (DaemonFixture, afterInstall: (rss: Int, hwm: Int)) {
-        let daemon = try DaemonFixture()
+    /// A daemon (default settings, and `settings`) with `installed` probe apps installed and the first `launched`
+    /// opened one after another: the last is in front, the others went to the background and were suspended.
+    static func populatedDaemon(settings: [String: Any] = [:]) throws -> (DaemonFixture, afterInstall: (rss: Int, hwm: Int)) {
+        let daemon = try DaemonFixture(settings: settings)
         do {
             try daemon.start()
             for index in 0..<installed {
@@ -89,8 +93,9 @@ enum FootprintBenchmarks {
     /// switch (it blocks again) or an involuntary one (it is preempted), so the difference over a window counts
     /// wake-ups. Threads that start and end inside the window would be missed, so the thread sets are compared too.
     static func runWakeups(_ benchmark: Benchmark) throws {
-        let (daemon, _) = try populatedDaemon()
+        let (daemon, _) = try populatedDaemon(settings: ["memoryBudgetMB": idleBudgetMB])
         defer { daemon.tearDown() }
+        let memoryLine = try daemon.status().memoryPressure ?? "(not reported)"
         // Two baselines in the same window: a daemon with no apps, and a process with a 1 Hz timer.
         let empty = try DaemonFixture()
         defer { empty.tearDown() }
@@ -124,6 +129,7 @@ enum FootprintBenchmarks {
         benchmark.measurement(Metrics.tickWakeups, tick.total)
 
         Report.heading("Idle wake-ups over \(String(format: "%.1f", elapsed)) s: \(installed) apps installed, \(launched) launched, nothing due")
+        Report.line("daemon's memory (app memory budget \(idleBudgetMB) MB): \(memoryLine)")
         Report.line("daemon: \(populated.total) wake-ups (\(after[0].count) threads\(populated.changedThreads ? ", thread set changed" : ""))\(populated.busy.isEmpty ? "" : ": " + populated.busy.joined(separator: ", "))")
         Report.line("baseline: daemon with 0 apps: \(bare.total) wake-ups\(bare.busy.isEmpty ? "" : ": " + bare.busy.joined(separator: ", "))")
         Report.line("baseline: 1 Hz timer process: \(tick.total) wake-ups")

@@ -188,6 +188,19 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Memory: pressure → first suspended app ended",
+        configuration: once(
+            [
+                Metrics.pressureEnded, Metrics.pressureReading, Metrics.pressureEventfdWake, Metrics.pressureBareChain,
+                Metrics.pressureFreedPerKill, Metrics.pressureRecordedPerKill, Metrics.pressureAppsEnded,
+                Metrics.pressureAppsNeeded,
+            ],
+            seconds: 600)
+    ) { benchmark in
+        try MemoryPressureBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Idle wake-ups, 60 s",
         configuration: once([Metrics.wakeups, Metrics.emptyWakeups, Metrics.tickWakeups], seconds: 300)
     ) { benchmark in

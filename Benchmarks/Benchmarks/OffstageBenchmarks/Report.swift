@@ -154,6 +154,15 @@ enum Metrics {
     static let transferWakeResumed = latency("download completed → events handler, app suspended")
     static let transferWakeRefreshResumed = latency("run-task → refresh handler, app suspended")
 
+    static let pressureEnded = latency("memory pressure signalled (critical) → first suspended app gone")
+    static let pressureReading = latency("pressure reading: budget usage + /proc/pressure/memory")
+    static let pressureEventfdWake = latency("bare eventfd wake-up, thread to thread")
+    static let pressureBareChain = latency("bare eventfd wake → reading → SIGKILL of a frozen process → gone")
+    static let pressureFreedPerKill = count("budget usage freed per app ended for memory (kB)")
+    static let pressureRecordedPerKill = count("app memory the daemon recorded per app ended (kB)")
+    static let pressureAppsEnded = count("apps ended in the memory episode")
+    static let pressureAppsNeeded = count("apps needed to end in the memory episode")
+
     static let wakeups = count("daemon wake-ups in 60 s, 100 apps")
     static let emptyWakeups = count("daemon wake-ups in 60 s, 0 apps")
     static let tickWakeups = count("1 Hz timer wake-ups in 60 s")

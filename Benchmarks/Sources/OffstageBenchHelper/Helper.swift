@@ -10,6 +10,10 @@ import OffstageBenchKit
 /// - `connect-loop PORT REPORT`: connects to 127.0.0.1:PORT again and again (closing each connection with a reset,
 ///   so no port is left in TIME_WAIT) and sends a datagram `ok NS` or `refused NS` (CLOCK_MONOTONIC) to the Unix
 ///   socket REPORT whenever the outcome changes: what a rule on its sockets does, as the process sees it.
+/// - `grow PROCS TOTAL_MIB STEP_MIB STEP_MS`: the memory-pressure benchmark's grower. It first writes its own pid into
+///   the cgroup file PROCS (`-`: none), so every page it allocates afterwards is charged to that group, then maps
+///   anonymous memory STEP_MIB at a time, every STEP_MS milliseconds (0: at once), writing every page, up to TOTAL_MIB;
+///   then it sleeps until it is killed.
 @main
 struct OffstageBenchHelper {
     static func main() {
@@ -30,8 +34,17 @@ struct OffstageBenchHelper {
             } catch {
                 fail("connect-loop: \(error)")
             }
+        case "grow" where arguments.count > 5:
+            guard let total = Int(arguments[3]), let step = Int(arguments[4]), let pause = UInt64(arguments[5]), step > 0 else {
+                fail("grow: TOTAL_MIB, STEP_MIB and STEP_MS must be numbers, STEP_MIB above 0")
+            }
+            do {
+                try grow(procs: arguments[2], totalMiB: total, stepMiB: step, stepMilliseconds: pause)
+            } catch {
+                fail("grow: \(error)")
+            }
         default:
-            fail("usage: OffstageBenchHelper echo SOCKET | tick | connect-loop PORT REPORT")
+            fail("usage: OffstageBenchHelper echo SOCKET | tick | connect-loop PORT REPORT | grow PROCS TOTAL_MIB STEP_MIB STEP_MS")
         }
     }
 
@@ -102,6 +115,38 @@ struct OffstageBenchHelper {
             }
             nanosleep(&pause, nil)
         }
+    }
+
+    static func grow(procs: String, totalMiB: Int, stepMiB: Int, stepMilliseconds: UInt64) throws {
+        if procs != "-" {
+            let fd = open(procs, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SystemCallError("open \(procs)") }
+            let pid = Array("\(getpid())".utf8)
+            let written = pid.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            guard written == pid.count else { throw SystemCallError("write \(procs)") }
+        }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var grown = 0
+        var next = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &next)
+        while grown < totalMiB {
+            let mebibytes = min(stepMiB, totalMiB - grown)
+            let length = mebibytes << 20
+            guard let memory = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                memory != UnsafeMutableRawPointer(bitPattern: -1)
+            else { throw SystemCallError("mmap \(mebibytes) MiB") }
+            // Every page written: the memory is charged as it is touched, not when it is mapped.
+            let bytes = memory.assumingMemoryBound(to: UInt8.self)
+            for offset in stride(from: 0, to: length, by: page) { bytes[offset] = 0x5A }
+            grown += mebibytes
+            guard stepMilliseconds > 0, grown < totalMiB else { continue }
+            next.tv_nsec += Int(stepMilliseconds % 1000) * 1_000_000
+            next.tv_sec += Int(stepMilliseconds / 1000) + next.tv_nsec / 1_000_000_000
+            next.tv_nsec %= 1_000_000_000
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nil) == EINTR {}
+        }
+        while true { pause() }
     }
 
     static func fail(_ message: String) -> Never {

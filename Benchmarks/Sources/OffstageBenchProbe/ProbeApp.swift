@@ -33,6 +33,9 @@ import OffstageProtocol
 /// - `--transfers PLAN --report SOCKET [--refresh-task ID]`: downloads in a background session as PLAN says, and
 ///   reports when the system wakes it for the session's events (see ``TransferProbe``).
 /// - no arguments: an idle app (the daemon-memory benchmark installs a hundred of them).
+///
+/// With any of them, `--hold-memory MIB` makes it map MIB MiB of anonymous memory while launching and write every
+/// page, and hold it until it exits: an app of a known size for the memory-pressure benchmark.
 @MainActor
 final class ProbeDelegate: ApplicationDelegate {
     struct ScaleOptions {
@@ -57,6 +60,9 @@ final class ProbeDelegate: ApplicationDelegate {
     }
 
     let mode: Mode
+    /// MiB to hold from launch (`--hold-memory`), and where they are.
+    let holdMiB: Int
+    var held: UnsafeMutableRawPointer?
     var voip: VoIPProbe?
     var accessory: AccessoryProbe?
     var lateness: LatenessProbe?
@@ -78,6 +84,7 @@ final class ProbeDelegate: ApplicationDelegate {
             guard let index = arguments.firstIndex(of: flag), arguments.indices.contains(index + 1) else { return nil }
             return arguments[index + 1]
         }
+        holdMiB = value("--hold-memory").flatMap(Int.init) ?? 0
         if arguments.contains("--calls"), let echo = value("--echo"), let out = value("--out") {
             mode = .calls(
                 count: value("--count").flatMap(Int.init) ?? 10_000, warmup: value("--warmup").flatMap(Int.init) ?? 500,
@@ -107,6 +114,7 @@ final class ProbeDelegate: ApplicationDelegate {
     }
 
     func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+        if holdMiB > 0 { holdMemory() }
         if case .voip(let connect, let report) = mode {
             voip = VoIPProbe(report: report)
             voip?.start(connect: connect)
@@ -162,6 +170,22 @@ final class ProbeDelegate: ApplicationDelegate {
             }
         }
         return true
+    }
+
+    /// Maps `holdMiB` MiB and writes every page, so all of it is the app's (charged to its memory group) before it
+    /// becomes active; kept until the process ends.
+    func holdMemory() {
+        let length = holdMiB << 20
+        guard let memory = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+            memory != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
+            print("probe: cannot map \(holdMiB) MiB: errno \(errno)")
+            return
+        }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let bytes = memory.assumingMemoryBound(to: UInt8.self)
+        for offset in stride(from: 0, to: length, by: page) { bytes[offset] = 0x5A }
+        held = memory
     }
 
     // The handlers take their timestamps first and last, so what they report is the app's own time and the rest
