@@ -141,6 +141,18 @@ struct TaskHistoryTests {
         }
         #expect(crashed.outcome == .appEnded && crashed.detail?.contains("signal 9") == true)
 
+        // Ended for memory while it ran (SPEC MEM-1): explain's history says why, not only the signal.
+        let endedForMemory = try run(slow) { sim in
+            sim.run(for: .seconds(1))
+            sim.measureMemory([refreshApp: 30 << 20])
+            sim.machineReading(MachineReading(memoryPressure: .critical))
+            sim.run(for: .seconds(5))
+        }
+        #expect(endedForMemory.outcome == .appEnded)
+        #expect(
+            endedForMemory.detail?.contains("the app was ended: ended for memory (pressure critical): background-work, 30 MB (killed by signal 9)") == true,
+            "\(endedForMemory.detail ?? "")")
+
         let stopped = try run(slow) { sim in
             sim.run(for: .seconds(1))
             sim.shutdown()

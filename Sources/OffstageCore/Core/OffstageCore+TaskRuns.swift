@@ -154,8 +154,11 @@ extension OffstageCore {
         guard let runs = apps[id]?.process?.runs, !runs.isEmpty else { return }
         let reason = apps[id]?.process?.termination?.reason
         apps[id]?.process?.runs = []
+        // Why the system ended it, where it did: explain's history then tells a run cut off by memory pressure or a
+        // watchdog from a crash (SPEC SCH-8, MEM-1).
+        let ended = reason.map { "the app was ended: \($0) (\(status))" } ?? "the app \(status)"
         for run in runs {
-            endRun(id, run, .failed, now, cutOff: "the app \(status)", outcome: outcomeOfCutOff(run, reason, now))
+            endRun(id, run, .failed, now, cutOff: ended, outcome: outcomeOfCutOff(run, reason, now))
         }
     }
 

@@ -179,7 +179,7 @@ final class PSISamples: Sendable {
             kept.removeAll { now - $0.at > MemoryPressureReader.longestSpan }
             let earlier = kept.last { now - $0.at >= MemoryPressureReader.shortestSpan }
             kept.append(Sample(at: now, some: psi.some.total, full: psi.full?.total))
-            // Enough to find one a second or more back at any rate of readings: drop the oldest beyond 64.
+            // Readings come a few a second at most (exits, wake-ups, the poll): 64 always reach a second back.
             if kept.count > 64 { kept.removeFirst(kept.count - 64) }
             guard let earlier, psi.some.total >= earlier.some else { return nil }
             let micros = Double((now - earlier.at).components.seconds) * 1e6 + Double((now - earlier.at).components.attoseconds) / 1e12
