@@ -12,16 +12,8 @@ import Testing
 struct CrashHarnessTests {
     @Test("§11: fifty kill -9 under load lose no acknowledged change, notification, push, download or usage shown, deliver none twice, leave nothing behind")
     func shortSeededRun() throws {
-        let harness = Process()
-        harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
-        harness.arguments = ["--cycles", "50", "--seed", "1"]
-        let output = Pipe()
-        harness.standardOutput = output
-        harness.standardError = output
-        try harness.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        harness.waitUntilExit()
-        #expect(harness.terminationStatus == 0, "\(text)")
+        let (status, text) = try runHarness(["--cycles", "50", "--seed", "1"])
+        #expect(status == 0, "\(text)")
         #expect(text.contains("50 kill -9") && text.contains("violations: 0"), "\(text)")
         #expect(text.contains("notifications lost: 0, duplicated: 0,"), "\(text)")
         // The notifications were really exercised: some acknowledged, some fired, some Add calls cut by a kill.
@@ -53,21 +45,27 @@ struct CrashHarnessTests {
 
     @Test("MEM-1, §11: kill -9 in the middle of the answer to memory pressure, some aimed at the instant an app's process is gone, kills no app twice and loses no record of one ended for memory")
     func memoryEpisodes() throws {
+        let (status, text) = try runHarness(["--memory-episodes", "8", "--seed", "1"])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("memory episodes: 8 kill -9") && text.contains("memory violations: 0"), "\(text)")
+        // The kills really fell in the middle: some viewers were ended before one, some after the restart.
+        #expect(number(before: " aimed at an app's end", in: text) > 0, "\(text)")
+        #expect(number(before: " viewers ended before a kill", in: text) > 0, "\(text)")
+        #expect(number(before: " after the restart", in: text) > 0, "\(text)")
+    }
+
+    /// Runs the harness with `arguments` to its end; its exit status and everything it printed.
+    func runHarness(_ arguments: [String]) throws -> (status: Int32, text: String) {
         let harness = Process()
         harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
-        harness.arguments = ["--memory-episodes", "8", "--seed", "1"]
+        harness.arguments = arguments
         let output = Pipe()
         harness.standardOutput = output
         harness.standardError = output
         try harness.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         harness.waitUntilExit()
-        #expect(harness.terminationStatus == 0, "\(text)")
-        #expect(text.contains("memory episodes: 8 kill -9") && text.contains("memory violations: 0"), "\(text)")
-        // The kills really fell in the middle: some viewers were ended before one, some after the restart.
-        #expect(number(before: " aimed at an app's end", in: text) > 0, "\(text)")
-        #expect(number(before: " viewers ended before a kill", in: text) > 0, "\(text)")
-        #expect(number(before: " after the restart", in: text) > 0, "\(text)")
+        return (harness.terminationStatus, text)
     }
 
     /// The number just before `label` in the harness's summary, or -1.
