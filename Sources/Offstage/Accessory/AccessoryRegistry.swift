@@ -13,8 +13,18 @@ final class AccessoryRegistry: Sendable {
     private struct Session {
         /// A duplicate of the session's descriptor, owned here.
         var fd: Int32
-        /// The ``AccessorySession`` it belongs to.
-        var owner: ObjectIdentifier
+        /// The ``AccessorySession`` it belongs to: its `ObjectIdentifier`'s bit pattern.
+        ///
+        /// Not an `ObjectIdentifier`: in a debug build, Swift 6.3 reads `sessions[name]?.fd` of a struct of an `Int32`
+        /// and an `ObjectIdentifier` as present when it is absent, with whatever the stack held as the descriptor
+        /// (its nil test takes the padding after the `Int32` for part of the value), so a hand-off closed a random
+        /// descriptor of the app's — in a test, the SDK's own connection to the daemon.
+        var owner: UInt
+
+        init(fd: Int32, owner: ObjectIdentifier) {
+            self.fd = fd
+            self.owner = UInt(bitPattern: owner)
+        }
     }
 
     private struct State {
@@ -23,6 +33,15 @@ final class AccessoryRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+
+    /// Forgets registrations and closes the kept sessions: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        let sessions = state.withLock { state in
+            defer { state = State() }
+            return state.sessions.values.map(\.fd)
+        }
+        for fd in sessions { Glibc.close(fd) }
+    }
 
     // MARK: Registrations
 
@@ -100,7 +119,7 @@ final class AccessoryRegistry: Sendable {
     /// The app closed a session: it is not handed off again.
     func sessionClosed(_ owner: ObjectIdentifier) {
         let closed = state.withLock { state in
-            let names = state.sessions.filter { $0.value.owner == owner }.map(\.key)
+            let names = state.sessions.filter { $0.value.owner == UInt(bitPattern: owner) }.map(\.key)
             return names.compactMap { state.sessions.removeValue(forKey: $0)?.fd }
         }
         for fd in closed { Glibc.close(fd) }
