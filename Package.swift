@@ -30,6 +30,8 @@ let package = Package(
         .library(name: "OffstageProtocol", targets: ["OffstageProtocol"]),
         .library(name: "OffstageDaemon", targets: ["OffstageDaemon"]),
         .library(name: "OffstageSimulator", targets: ["OffstageSimulator"]),
+        // For app developers' test targets: their app's real code on the real core, on virtual time (SPEC §10).
+        .library(name: "OffstageTesting", targets: ["OffstageTesting"]),
         .executable(name: "offstaged", targets: ["offstaged"]),
         .executable(name: "offstage", targets: ["offstage"]),
         // The C wrappers, for the benchmarks package (its accessory benchmark opens a pseudo-terminal with them).
@@ -68,6 +70,9 @@ let package = Package(
         .target(name: "OffstageCore", swiftSettings: strict),
         // Wire types, Varlink framing and the blocking client shared by the SDK and the CLI.
         .target(name: "OffstageProtocol", dependencies: ["OffstageCore"], swiftSettings: strict),
+        // How a shell answers the apps' calls that only ask or tell the core: shared by the daemon and the test kit, so
+        // that an app under test is answered as the daemon answers it.
+        .target(name: "OffstageHost", dependencies: ["OffstageCore", "OffstageProtocol"], swiftSettings: strict),
         // The push gateway (SPEC NT-3): the APNs-compatible provider API and the Web Push front door over HTTP/2, its
         // rules, and a provider client (the CLI's `push`). Storage is a port: SQLite in the daemon, PostgreSQL in
         // `offstage-push`.
@@ -115,7 +120,7 @@ let package = Package(
         .target(
             name: "OffstageDaemon",
             dependencies: [
-                "OffstageCore", "OffstageProtocol", "COffstageSystem", "OffstagePush",
+                "OffstageCore", "OffstageProtocol", "OffstageHost", "COffstageSystem", "OffstagePush",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -154,6 +159,12 @@ let package = Package(
         ),
         // The core on virtual time and a virtual device.
         .target(name: "OffstageSimulator", dependencies: ["OffstageCore"], swiftSettings: strict),
+        // The test kit: an app's real delegate and handlers, through the SDK, against the simulator's core in the
+        // test's own process.
+        .target(
+            name: "OffstageTesting",
+            dependencies: ["Offstage", "OffstageCore", "OffstageProtocol", "OffstageHost", "OffstageSimulator"],
+            swiftSettings: strict),
 
         // The committed fuzz inputs, replayed by the test targets of the parsers they were found for.
         .target(name: "FuzzInputs", path: "Tests/FuzzInputs", swiftSettings: strict),
@@ -191,6 +202,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
+        // The test kit, used as an app developer uses it: only the SDK and the kit.
+        .testTarget(name: "OffstageTestingTests", dependencies: ["Offstage", "OffstageTesting"], swiftSettings: strict),
+        // The examples' own tests, as their developers would write them with the kit.
+        .testTarget(name: "RefreshAppTests", dependencies: ["RefreshApp", "Offstage", "OffstageTesting"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).

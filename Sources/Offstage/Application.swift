@@ -35,6 +35,16 @@ public final class Application {
 
     private nonisolated init() {}
 
+    /// Forgets the delegate and state: a new process of the app starts (the test kit). Observers of
+    /// ``lifecycleEvents`` see their sequence end, as they would with the process.
+    func forgetProcess() {
+        delegate = nil
+        applicationState = .inactive
+        launchReason = nil
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
     /// Attaches to the daemon and runs the main loop; never returns. The process ends when the system
     /// terminates it (after ``ApplicationDelegate/applicationWillTerminate(_:)``) or when the app calls `exit`.
     public static func main(delegate: any ApplicationDelegate) -> Never {
@@ -165,7 +175,8 @@ public final class Application {
             delegate?.applicationWillTerminate(self)
             publish(.willTerminate, Self.willTerminateNotification)
             link.callbackDone(callback.id)
-            exit(0)
+            link.endProcess(status: 0)
+            return
         case "backgroundTasksExpiring":
             for id in callback.taskIds ?? [] {
                 link.takeExpirationHandler(BackgroundTaskIdentifier(rawValue: id))?()

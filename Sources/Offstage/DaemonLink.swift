@@ -27,6 +27,8 @@ final class DaemonLink: Sendable {
     private let state = Mutex(State())
     private let requests = Mutex<VarlinkConnection?>(nil)
     private let attached = Mutex<AttachedStream?>(nil)
+    /// The daemon inside this process that answers instead of the socket's (the test kit's), if one is set.
+    private let inProcess = Mutex<(any InProcessDaemon)?>(nil)
     /// How long a request may wait for the daemon.
     static let requestTimeout: Duration = .seconds(10)
 
@@ -128,13 +130,43 @@ final class DaemonLink: Sendable {
         }
     }
 
+    // MARK: A daemon in this process
+
+    /// Calls go to `daemon` from now on instead of the socket, and what the SDK knew of its previous daemon is
+    /// forgotten, as in a process that just started; nil goes back to the socket.
+    func use(_ daemon: (any InProcessDaemon)?, app: AppInterface.AppInfo?) {
+        inProcess.withLock { $0 = daemon }
+        state.withLock { state in
+            state = State()
+            state.app = app
+            state.attached = app != nil
+        }
+    }
+
+    /// Whether calls go to a daemon in this process.
+    var isInProcess: Bool { inProcess.withLock { $0 != nil } }
+
+    /// Ends the app's process with `status`, as after will-terminate. With a daemon in this process there is no
+    /// process of the app's own to end: that daemon is told the app exited, and this returns.
+    func endProcess(status: Int32) {
+        guard let daemon = inProcess.withLock({ $0 }) else { exit(status) }
+        daemon.processExited(status: status)
+    }
+
     // MARK: Requests
 
     /// One call on the request connection, reconnecting once if the daemon went away since the last call.
     func request<Parameters: Encodable, Reply: Decodable>(
         _ method: String, _ parameters: Parameters, as type: Reply.Type
     ) throws -> Reply {
-        try requests.withLock { connection in
+        if let daemon = inProcess.withLock({ $0 }) {
+            let reply = daemon.answer(try VarlinkCodec.encodeCall(method, parameters))
+            switch try VarlinkCodec.decodeReply(reply ?? Data("{}".utf8), as: Reply.self) {
+            case .reply(let result, _): return result
+            case .error(let error): throw error
+            }
+        }
+        return try requests.withLock { connection in
             var lastError: (any Error)?
             for _ in 0..<2 {
                 do {
@@ -155,6 +187,10 @@ final class DaemonLink: Sendable {
     /// A call the daemon answers with nothing (`oneway`), on the request connection: the caller does not wait for a
     /// reply, and calls on the connection keep their order.
     func notify<Parameters: Encodable>(_ method: String, _ parameters: Parameters) throws {
+        if let daemon = inProcess.withLock({ $0 }) {
+            _ = daemon.answer(try VarlinkCodec.encodeCall(method, parameters, oneway: true))
+            return
+        }
         try requests.withLock { connection in
             var lastError: (any Error)?
             for _ in 0..<2 {

@@ -9,11 +9,20 @@ import Synchronization
 /// Values are any `Codable`; the file is readable JSON. Safe to use from any thread.
 public final class DurableStore: Sendable {
     /// The store in the folder the system keeps for this app (removed when the app is uninstalled).
-    public static let standard: DurableStore = {
+    public static var standard: DurableStore {
         let directory = DaemonLink.shared.dataDirectory
             ?? FileManager.default.currentDirectoryPath + "/.offstage-data"
-        return DurableStore(path: directory + "/state.json")
-    }()
+        let path = directory + "/state.json"
+        // One store per folder: the same object for the life of the process (a test device's app gets its own).
+        return opened.withLock { stores in
+            if let store = stores[path] { return store }
+            let store = DurableStore(path: path)
+            stores[path] = store
+            return store
+        }
+    }
+
+    private static let opened = Mutex<[String: DurableStore]>([:])
 
     /// The file the values live in.
     public let path: String

@@ -50,7 +50,7 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
         let processing = kind == "processing"
         let continued = kind == "continued"
         return AppInterface.TaskRequestMessage(
-            identifier: identifier, kind: kind, earliestBegin: fields.earliestBeginDate?.timeIntervalSince1970,
+            identifier: identifier, kind: kind, earliestBegin: fields.earliestBeginDate.map(WireTime.seconds),
             requiresNetwork: processing ? fields.requiresNetworkConnectivity : nil,
             requiresExternalPower: processing ? fields.requiresExternalPower : nil,
             title: continued ? fields.title : nil, subtitle: continued ? fields.subtitle : nil,
@@ -76,7 +76,7 @@ public class TaskRequest: @unchecked Sendable, CustomStringConvertible {
         default:
             return nil
         }
-        request.earliestBeginDate = message.earliestBegin.map(Date.init(timeIntervalSince1970:))
+        request.earliestBeginDate = message.earliestBegin.map(WireTime.date)
         return request
     }
 

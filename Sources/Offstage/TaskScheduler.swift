@@ -52,6 +52,9 @@ public final class TaskScheduler: Sendable {
 
     private init() {}
 
+    /// Forgets handlers and runs: a new process of the app starts (the test kit).
+    func forgetProcess() { state.withLock { $0 = State() } }
+
     // MARK: Registering
 
     /// Registers the launch handler for the tasks with `identifier` (SPEC SCH-1), as on `BGTaskScheduler`.

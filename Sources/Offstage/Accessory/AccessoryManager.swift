@@ -36,6 +36,15 @@ public final class AccessoryManager {
     /// Events that came while nothing listened, oldest first.
     private var kept: [(event: Accessory.Event, accessory: Accessory)] = []
 
+    /// Forgets the delegate, handlers and kept events: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        delegate = nil
+        handlers = [:]
+        known = [:]
+        kept = []
+        registry.forgetProcess()
+    }
+
     /// How many events wait for a delegate at most: the latest are what matter.
     static let keptLimit = 16
 

@@ -62,7 +62,7 @@ public struct Location: Hashable, Sendable, CustomStringConvertible {
             altitude: message.altitude ?? 0, horizontalAccuracy: message.horizontalAccuracy,
             verticalAccuracy: message.altitude == nil ? -1 : message.verticalAccuracy ?? -1,
             speed: message.speed ?? -1, course: message.course ?? -1,
-            timestamp: Date(timeIntervalSince1970: message.timestamp))
+            timestamp: WireTime.date(message.timestamp))
     }
 
     /// Great-circle distance in metres to `location`, ignoring altitude, as `CLLocation.distance(from:)`.

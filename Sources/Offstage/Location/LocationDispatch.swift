@@ -22,6 +22,14 @@ final class LocationDispatch {
 
     private var link: DaemonLink { DaemonLink.shared }
 
+    /// Forgets managers and subscriptions: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        entries = []
+        subscribed = nil
+        monitoring = false
+        undelivered = []
+    }
+
     func register(_ manager: LocationManager) {
         entries.removeAll { $0.manager == nil }
         entries.append(Entry(manager: manager))

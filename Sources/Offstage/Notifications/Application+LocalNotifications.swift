@@ -47,7 +47,7 @@ extension Application {
         get {
             do throws(NotificationError) {
                 return try UserNotificationCenter.current().pendingNow().map {
-                    LocalNotification(NotificationRequest($0.request), due: Date(timeIntervalSince1970: $0.due))
+                    LocalNotification(NotificationRequest($0.request), due: WireTime.date($0.due))
                 }
             } catch {
                 reportToDeveloper("scheduledLocalNotifications failed: \(error)")

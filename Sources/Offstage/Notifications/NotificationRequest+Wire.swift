@@ -23,7 +23,7 @@ extension NotificationRequest {
     ) throws(NotificationError) -> NotificationsInterface.TriggerMessage {
         switch trigger {
         case nil:
-            return .init(kind: "date", date: now.timeIntervalSince1970)
+            return .init(kind: "date", date: WireTime.seconds(now))
         case let trigger as TimeIntervalNotificationTrigger:
             let seconds = trigger.timeInterval
             guard seconds.isFinite, seconds > 0 else {
@@ -42,7 +42,7 @@ extension NotificationRequest {
             return .init(
                 kind: "calendar", repeats: trigger.repeats, dateComponents: try message(of: trigger.dateComponents))
         case let trigger as DateNotificationTrigger:
-            return .init(kind: "date", date: trigger.date.timeIntervalSince1970)
+            return .init(kind: "date", date: WireTime.seconds(trigger.date))
         case let trigger?:
             throw NotificationError(
                 .invalidArgument, "\(type(of: trigger)) is not a trigger the system knows",
@@ -89,7 +89,7 @@ extension NotificationRequest {
                 day: wire.day, hour: wire.hour, minute: wire.minute, second: wire.second, weekday: wire.weekday)
             return CalendarNotificationTrigger(dateMatching: components, repeats: message.repeats ?? false)
         case "date":
-            return message.date.map { DateNotificationTrigger(date: Date(timeIntervalSince1970: $0)) }
+            return message.date.map { DateNotificationTrigger(date: WireTime.date($0)) }
         default:
             return nil  // a kind of a newer daemon
         }
@@ -121,8 +121,8 @@ extension UserNotification {
     /// A delivered notification read from the wire.
     init(_ message: NotificationsInterface.DeliveredMessage) {
         self.init(
-            date: Date(timeIntervalSince1970: message.deliveredAt), request: NotificationRequest(message.request),
-            dueDate: Date(timeIntervalSince1970: message.due))
+            date: WireTime.date(message.deliveredAt), request: NotificationRequest(message.request),
+            dueDate: WireTime.date(message.due))
     }
 }
 

@@ -45,6 +45,12 @@ public final class UserNotificationCenter {
         self.link = link
     }
 
+    /// Forgets the delegate and kept responses: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        delegate = nil
+        kept = []
+    }
+
     // MARK: Authorization and settings
 
     /// Whether the user allows the app's notifications to be shown: there is no prompt on this system, so this is

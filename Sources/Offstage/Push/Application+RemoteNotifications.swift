@@ -148,6 +148,9 @@ final class RemoteNotificationState: Sendable {
     private let state = Mutex<RemoteNotificationRegistration?>(nil)
 
     var registration: RemoteNotificationRegistration? { state.withLock { $0 } }
+
+    /// Forgets the registration: a new process of the app starts (the test kit).
+    func forgetProcess() { state.withLock { $0 = nil } }
     func registered(_ registration: RemoteNotificationRegistration) { state.withLock { $0 = registration } }
     func unregistered() { state.withLock { $0 = nil } }
 }

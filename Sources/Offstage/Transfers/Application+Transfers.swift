@@ -30,6 +30,15 @@ final class TransferDispatch {
 
     nonisolated init(link: DaemonLink) { self.link = link }
 
+    /// Forgets sessions, tasks and runs: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        sessions = [:]
+        tasks = [:]
+        delivered = []
+        wakes = [:]
+        runs = []
+    }
+
     /// `session` is the newest with its identifier: the one before it hears nothing more.
     func adopt(_ session: BackgroundSession) {
         sessions[session.identifier] = session

@@ -85,7 +85,7 @@ public final class BackgroundSession {
         let task = try create(
             TransfersInterface.CreateTaskParameters(
                 session: identifier, kind: "download", url: url.absoluteString, headers: Self.headers(headers),
-                filename: filename, discretionary: discretionary, earliestBegin: earliestBeginDate?.timeIntervalSince1970))
+                filename: filename, discretionary: discretionary, earliestBegin: earliestBeginDate.map(WireTime.seconds)))
         guard let download = task as? BackgroundDownloadTask else {
             throw BackgroundTransferError(.unavailable, "the daemon created an upload for a download", fix: "use an SDK and an offstaged of the same version")
         }

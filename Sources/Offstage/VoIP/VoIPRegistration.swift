@@ -15,6 +15,15 @@ final class VoIPRegistration: Sendable {
 
     private let state = Mutex(State())
 
+    /// Forgets the keep-alive handler and closes the kept socket: a new process of the app starts (the test kit).
+    func forgetProcess() {
+        let socket = state.withLock { state in
+            defer { state = State() }
+            return state.socket?.fd
+        }
+        if let socket { Glibc.close(socket) }
+    }
+
     func setKeepAlive(seconds: Double, handler: @escaping @MainActor @Sendable () -> Void, link: DaemonLink) throws(VoIPError) {
         do {
             _ = try link.request(

@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageHost
 import OffstageProtocol
 
 /// `io.offstage.App`: the calls an app's SDK makes. The app is the one that owns the calling process.
@@ -11,55 +12,16 @@ struct AppService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
-        lifecycleMethods.merging(schedulingMethods) { first, _ in first }
-    }
-
-    /// Lifecycle and finite-length background tasks (SPEC LC, BT).
-    var lifecycleMethods: [String: VarlinkMethodHandler] {
-        [
-            "Attach": { context, request, responder in try engine.attach(context, request, responder) },
-            "CallbackDone": { context, request, responder in
-                let parameters = try request.decodeParameters(AppInterface.CallbackDoneParameters.self)
-                let (id, pid) = try engine.requireApp(context)
-                engine.callbackAnswered(CallbackID(parameters.id), by: id)
-                engine.apply(engine.core.callbackCompleted(id, pid: pid, callback: CallbackID(parameters.id), at: engine.now))
-                responder.reply()
-            },
-            "BeginBackgroundTask": { context, request, responder in
-                let parameters = try request.decodeParameters(AppInterface.BeginParameters.self)
-                guard parameters.name.utf8.count <= 1024 else {
-                    throw VarlinkError.invalidParameter("name", description: "at most 1024 bytes")
-                }
-                let (id, pid) = try engine.requireApp(context)
-                let now = engine.now
-                let (task, actions) = try engine.appCall { () throws(CoreError) in
-                    try engine.core.beginBackgroundTask(id, pid: pid, name: parameters.name, at: now)
-                }
-                engine.apply(actions)
-                let remaining = (try? engine.core.backgroundTimeRemaining(id, pid: pid, at: now)) ?? 0
-                responder.reply(AppInterface.BeginReply(id: task.rawValue, timeRemaining: remaining))
-            },
-            "EndBackgroundTask": { context, request, responder in
-                let parameters = try request.decodeParameters(AppInterface.EndParameters.self)
-                let (id, pid) = try engine.requireApp(context)
-                let (ended, actions) = try engine.appCall { () throws(CoreError) in
-                    try engine.core.endBackgroundTask(id, pid: pid, task: BackgroundTaskID(parameters.id), at: engine.now)
-                }
-                engine.apply(actions)
-                responder.reply(AppInterface.EndReply(ended: ended))
-            },
-            "BackgroundTimeRemaining": { context, _, responder in
-                let (id, pid) = try engine.requireApp(context)
-                let seconds = try engine.appCall { () throws(CoreError) in
-                    try engine.core.backgroundTimeRemaining(id, pid: pid, at: engine.now)
-                }
-                responder.reply(AppInterface.TimeRemainingReply(seconds: seconds))
-            },
-            "GetDevice": { context, _, responder in
-                _ = try engine.requireApp(context)
-                responder.reply(AppInterface.DeviceReply(multitaskingSupported: engine.core.device.settings.multitaskingSupported))
-            },
-        ]
+        // Background tasks, callbacks answered and scheduled work (SPEC LC, BT, SCH-1..4) only ask or tell the core
+        // (OffstageHost); an answered callback is also timed for the daemon's metrics.
+        var methods = engine.hostMethods(AppCalls.methods, in: AppInterface.name, answer: AppCalls.answer) {
+            [engine] method, request, id in
+            guard method == "CallbackDone" else { return }
+            let parameters = try request.decodeParameters(AppInterface.CallbackDoneParameters.self)
+            engine.callbackAnswered(CallbackID(parameters.id), by: id)
+        }
+        methods["Attach"] = { context, request, responder in try engine.attach(context, request, responder) }
+        return methods
     }
 }
 
@@ -84,18 +46,7 @@ extension DaemonEngine {
 
     /// Runs a core call for an app, turning its error into the app interface's error.
     func appCall<Result>(_ body: () throws(CoreError) -> Result) throws(VarlinkError) -> Result {
-        do {
-            return try body()
-        } catch {
-            let name =
-                switch error.code {
-                case .alreadyRunning: "AlreadyRunning"
-                case .unavailable, .tooManyPendingRequests, .notPermitted, .invalidArgument, .noSuchTask: error.code.rawValue
-                default: "AppNotRunning"
-                }
-            throw VarlinkError(
-                "\(AppInterface.name).\(name)", parameters: ["message": .string(error.message), "fix": .string(error.fix)])
-        }
+        try AppCalls.appCall(body)
     }
 
     /// `Attach`: opens the app's callback stream (SPEC LC-8 for processes started by hand or re-adopted).

@@ -62,7 +62,14 @@ extension Simulation {
                 record(id, .launched(plan.reason))
                 memoryLaunched(pid, app: id)
                 perform(core.processStarted(id, launch: plan.launch, pid: pid, at: now))
-                queue.schedule(.attach(pid: pid), at: now + behavior(id).attachDelay)
+                if externalApps.contains(id) {
+                    external.append(.launched(id, pid: pid, reason: plan.reason))
+                } else {
+                    queue.schedule(.attach(pid: pid), at: now + behavior(id).attachDelay)
+                }
+            case .deliver(let id, let pid, let callback) where externalApps.contains(id):
+                record(id, .callback(callback.kind.name))
+                external.append(.callback(id, pid: pid, callback))
             case .deliver(let id, let pid, let callback):
                 deliver(callback, to: pid, app: id)
             case .freeze(let id, let pid):
@@ -253,6 +260,7 @@ extension Simulation {
         processes[pid] = nil
         queue.removeAll { $0.pid == pid }
         record(process.app, .exited(status))
+        if externalApps.contains(process.app) { external.append(.exited(process.app, pid: pid, status)) }
         perform(core.processExited(process.app, pid: pid, status: status, outOfMemory: outOfMemory, at: now))
         memoryExited(pid)
     }

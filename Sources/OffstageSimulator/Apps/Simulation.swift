@@ -69,6 +69,10 @@ public struct Simulation: Sendable {
     public internal(set) var usage = UsageLedger()
     /// The device's memory, once ``enableMemory(_:)`` models it (SPEC MEM-1).
     public internal(set) var virtualMemory: VirtualMemory?
+    /// Apps whose code runs outside the simulation (``ExternalEvent``).
+    public internal(set) var externalApps: Set<AppID> = []
+    /// What happened to the external apps' processes and not yet taken by ``takeExternalEvents()``, in order.
+    var external: [ExternalEvent] = []
 
     /// Creates a simulation.
     /// - Parameters:
@@ -153,14 +157,21 @@ public struct Simulation: Sendable {
 
     /// Runs every event up to `end`, in time order, then leaves the clock at `end`.
     public mutating func run(until end: Instant) {
-        while true {
-            let candidates = [core.nextDeadline, queue.nextTime].compactMap { $0 }
-            guard let next = candidates.min(), next <= end else { break }
-            clock.advance(to: next)
-            while let (_, event) = queue.popDue(at: now) { handle(event) }
-            if let deadline = core.nextDeadline, deadline <= now { perform(core.advance(to: now)) }
-        }
+        while step(until: end) {}
         clock.advance(to: end)
+    }
+
+    /// When the next event is due (the core's deadline or a simulated process's), if any.
+    public var nextEventTime: Instant? { [core.nextDeadline, queue.nextTime].compactMap { $0 }.min() }
+
+    /// Moves the clock to the next event, if it is due by `end`, and runs every event due then; false when none is
+    /// (the clock then stays where it is).
+    public mutating func step(until end: Instant) -> Bool {
+        guard let next = nextEventTime, next <= end else { return false }
+        clock.advance(to: max(next, now))
+        while let (_, event) = queue.popDue(at: now) { handle(event) }
+        if let deadline = core.nextDeadline, deadline <= now { perform(core.advance(to: now)) }
+        return true
     }
 
     // MARK: Observing

@@ -1,0 +1,67 @@
+import Foundation
+import OffstageProtocol
+
+/// A daemon that runs inside the app's own process — the test kit's, on virtual time — and answers the SDK's calls
+/// instead of `offstaged` on its socket.
+///
+/// The SDK gives it each call exactly as it would write it on the socket (a Varlink call message, JSON text without
+/// the NUL) and reads the answer as it would read the socket's reply, so the app's code, the SDK and the wire
+/// format are the ones that run against the real daemon. Not for apps: the OffstageTesting library provides one.
+@_spi(Testing)
+public protocol InProcessDaemon: AnyObject, Sendable {
+    /// Answers one call message with its reply message; nil for a `oneway` call, which has none.
+    func answer(_ call: Data) -> Data?
+
+    /// The app's code ended its process with `status` (after will-terminate, as the SDK does). Nothing more of the
+    /// app runs until the daemon starts it again.
+    func processExited(status: Int32)
+}
+
+/// The app's process, as the SDK sees it, when its daemon runs in the same process: started, given callbacks and
+/// ended by that daemon (the test kit). Not for apps.
+@_spi(Testing)
+@MainActor
+public enum InProcessApp {
+    /// A process of the app starts: the SDK forgets everything it knew (delegates, handlers, runs, sessions,
+    /// registrations), calls go to `daemon`, and `delegate` becomes the application's delegate. `app` is what the
+    /// daemon's `Attach` reply says of the app; `now` is the daemon's clock, in seconds since 1970, by which the
+    /// dates the app gives and gets are converted (``WireTime``).
+    public static func start(
+        daemon: any InProcessDaemon, app: AppInterface.AppInfo, now: @escaping @Sendable () -> Double,
+        delegate: any ApplicationDelegate
+    ) {
+        forgetProcess()
+        WireTime.use(now)
+        DaemonLink.shared.use(daemon, app: app)
+        Application.shared.delegate = delegate
+    }
+
+    /// Hands one callback to the app on the main actor, as the SDK's main loop does: `message` is the reply of the
+    /// `Attach` stream that carries it, as the socket would (a Varlink reply message, JSON text without the NUL).
+    ///
+    /// - Throws: what decoding the message threw; a reply without a callback is ignored, as on the socket.
+    public static func deliver(_ message: Data) throws {
+        guard case .reply(let reply, _) = try VarlinkCodec.decodeReply(message, as: AppInterface.AttachReply.self),
+            let callback = reply.callback
+        else { return }
+        Application.shared.handle(callback)
+    }
+
+    /// The app's process is gone: the SDK forgets it, and calls go to the socket again.
+    public static func end() {
+        forgetProcess()
+        DaemonLink.shared.use(nil, app: nil)
+        WireTime.use(nil)
+    }
+
+    private static func forgetProcess() {
+        Application.shared.forgetProcess()
+        TaskScheduler.shared.forgetProcess()
+        UserNotificationCenter.current().forgetProcess()
+        RemoteNotificationState.shared.forgetProcess()
+        TransferDispatch.shared.forgetProcess()
+        LocationDispatch.shared.forgetProcess()
+        VoIPRegistration.shared.forgetProcess()
+        AccessoryManager.shared.forgetProcess()
+    }
+}

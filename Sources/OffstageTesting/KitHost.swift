@@ -1,0 +1,127 @@
+import Foundation
+@_spi(Testing) import Offstage
+import OffstageCore
+import OffstageHost
+import OffstageProtocol
+import OffstageSimulator
+import Synchronization
+
+/// The daemon of a ``TestDevice``: the simulation (the real core on a virtual clock, and a virtual device), and the
+/// answers to the calls the app's SDK makes, given as the daemon gives them (``AppCalls``).
+///
+/// The SDK calls it from any thread — the main actor while a handler runs, a task the app started — so its state
+/// is behind a lock. Callbacks are not handed to the app from here: the device takes them and delivers them on the
+/// main actor, one at a time, so that a call the app makes from a handler never waits for another handler.
+final class KitHost: InProcessDaemon {
+    struct State {
+        var simulation: Simulation
+        /// The app's process that runs now and whose SDK this is, if any.
+        var current: (app: AppID, pid: Int32)?
+        /// Callbacks handed to the app and not yet answered, with what they were.
+        var unanswered: [UInt64: String] = [:]
+        /// Calls the kit does not answer, by method, each said once in the device's warnings.
+        var unsupported: Set<String> = []
+        /// What the kit noticed of the app's use of it, in order.
+        var warnings: [String] = []
+    }
+
+    let state: Mutex<State>
+
+    init(simulation: Simulation) {
+        state = Mutex(State(simulation: simulation))
+    }
+
+    /// Runs `body` on the state, under the lock.
+    func with<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try state.withLock { try body(&$0) }
+    }
+
+    /// The virtual now, in seconds since 1970.
+    var nowSeconds: Double { state.withLock { $0.simulation.now.secondsSinceEpoch } }
+
+    // MARK: InProcessDaemon
+
+    func answer(_ message: Data) -> Data? {
+        let call: VarlinkReceivedCall
+        do {
+            call = try VarlinkCodec.decodeCall(message)
+        } catch {
+            return VarlinkCodec.encodeError(error)
+        }
+        let answer = answer(call)
+        guard !call.header.oneway else { return nil }
+        switch answer {
+        case .success(let reply):
+            return (try? VarlinkCodec.encodeReply(reply))
+                ?? VarlinkCodec.encodeError(
+                    Self.error("io.offstage.Protocol.InternalError", "the reply to \(call.header.method) did not encode", fix: "report it"))
+        case .failure(let error):
+            return VarlinkCodec.encodeError(error)
+        }
+    }
+
+    func processExited(status: Int32) {
+        state.withLock { state in
+            guard let current = state.current else { return }
+            state.simulation.externalExited(current.pid, status: .exited(status))
+        }
+    }
+
+    // MARK: Answering
+
+    /// The interfaces the kit answers, with the methods of each and how (the daemon's answers: `OffstageHost`).
+    static let answered:
+        [String: (
+            methods: Set<String>,
+            answer: @Sendable (String, VarlinkReceivedCall, AppCaller, inout OffstageCore, Instant) throws(VarlinkError)
+                -> HostAnswer
+        )] = [
+            AppInterface.name: (AppCalls.methods, AppCalls.answer),
+            NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
+        ]
+
+    private func answer(_ call: VarlinkReceivedCall) -> Result<any Encodable & Sendable, VarlinkError> {
+        let method = call.header.method
+        let interface = method.split(separator: ".").dropLast().joined(separator: ".")
+        let name = String(method.split(separator: ".").last ?? "")
+        return state.withLock { state in
+            guard let current = state.current else {
+                return .failure(
+                    Self.error(
+                        "\(interface).NotAnApp", "the app's process is not running on the test device",
+                        fix: "make calls from the app's code while the test device runs it"))
+            }
+            guard let answered = Self.answered[interface], answered.methods.contains(name) else {
+                if state.unsupported.insert(method).inserted {
+                    state.warnings.append("the test kit does not answer \(method) yet: the app's call failed")
+                }
+                return .failure(
+                    Self.error(
+                        "io.offstage.Testing.NotSupported", "the test kit does not answer \(method) yet",
+                        fix: "test this part of the app against offstaged"))
+            }
+            if name == "CallbackDone",
+                let done = try? call.decodeParameters(as: AppInterface.CallbackDoneParameters.self)
+            {
+                state.unanswered[done.id] = nil
+            }
+            let (now, caller) = (state.simulation.now, AppCaller(app: current.app, pid: current.pid))
+            do {
+                let reply = try state.simulation.callCore { core in
+                    let answer = try answered.answer(name, call, caller, &core, now)
+                    return (answer.reply, answer.actions)
+                }
+                return .success(reply)
+            } catch let error as VarlinkError {
+                return .failure(error)
+            } catch {
+                return .failure(Self.error("io.offstage.Protocol.InternalError", "\(error)", fix: "report it"))
+            }
+        }
+    }
+
+    /// An error reply with the message and fix every Offstage error carries.
+    private static func error(_ name: String, _ message: String, fix: String) -> VarlinkError {
+        VarlinkError(name, parameters: ["message": .string(message), "fix": .string(fix)])
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+@_spi(Testing) import Offstage
+import OffstageCore
+import OffstageProtocol
+import OffstageSimulator
+import Synchronization
+
+/// A phone in a test: the real Offstage core — the same decisions, with the same defaults, as `offstaged` — on a
+/// clock the test moves, and the app under test running its real delegate and handlers in the test's process.
+///
+/// ```swift
+/// @Test @MainActor func refreshRunsWhileInTheBackground() async throws {
+///     let device = await TestDevice()
+///     let app = try device.install(infoPlist: infoPlistURL) { WeatherDelegate() }
+///     try await device.open(app)
+///     try await device.home()
+///     try await device.advance(by: .hours(24))
+///     #expect(app.callbacks.filter { $0 == .runTask("com.example.weather.refresh") }.count >= 2)
+/// }
+/// ```
+///
+/// Nothing sleeps and no daemon runs: a day of virtual time takes milliseconds. Callbacks are handed to the app on
+/// the main actor, one at a time, as the SDK's main loop does; time moves on only once the app has answered every
+/// callback it was given (within ``handlerTimeout`` of real time). What differs from a real device is written in
+/// the README ("Testing your app's background behaviour").
+///
+/// The SDK is one per process, so one device runs at a time: creating a second waits until the first is gone.
+@MainActor
+public final class TestDevice {
+    let host: KitHost
+    /// The app whose code runs here, once installed.
+    private(set) var app: TestApp?
+    private var makeDelegate: (@MainActor () -> any ApplicationDelegate)?
+    /// What the machine's sensors say (battery, power, network), as the device's watcher would read it.
+    private var reading = MachineReading(batteryLevel: 80, charging: false, network: .unmetered)
+    /// The folder apps keep their data in, removed with the device.
+    let folder: URL
+
+    /// How long (real time) the app may take to answer a callback before the test fails: a delegate method or
+    /// handler that never returns is reported, not waited for forever.
+    public var handlerTimeout: Duration = .seconds(5)
+
+    /// A device at `date` (by default Monday 2026-01-05 08:00 UTC) in `timeZone`, unlocked, on an unmetered network
+    /// and battery at 80 %, with nothing installed.
+    public init(
+        startingAt date: Date = Date(timeIntervalSince1970: 1_767_600_000), timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    ) async {
+        await DeviceTurn.shared.take()
+        MainSerialExecution.begin()
+        var simulation = Simulation(clock: VirtualClock(start: Instant(secondsSinceEpoch: date.timeIntervalSince1970)))
+        var settings = DeviceSettings()
+        settings.timeZone = timeZone.identifier
+        simulation.setDeviceSettings(settings)
+        host = KitHost(simulation: simulation)
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-testing-\(UUID().uuidString)")
+        let reading = reading
+        host.with { state in
+            let now = state.simulation.now
+            state.simulation.callCore { core in ((), core.machineReadingChanged(reading, at: now)) }
+        }
+    }
+
+    isolated deinit {
+        if host.with({ $0.current != nil }) { InProcessApp.end() }
+        try? FileManager.default.removeItem(at: folder)
+        MainSerialExecution.end()
+        DeviceTurn.shared.give()
+    }
+
+    // MARK: Time
+
+    /// The virtual now.
+    public var now: Date { Date(timeIntervalSince1970: host.nowSeconds) }
+
+    /// Moves virtual time forward by `duration`: everything due meanwhile happens at its instant, and the app
+    /// answers each callback before time moves on.
+    ///
+    /// - Throws: ``TestKitError/timeGoesForwardOnly(_:)`` for a negative duration (nothing happens), and what
+    ///   ``runUntilIdle()`` throws.
+    public func advance(by duration: Duration) async throws {
+        guard duration >= .zero else { throw TestKitError.timeGoesForwardOnly(duration) }
+        try await runUntilIdle()
+        let end = host.with { $0.simulation.now } + duration
+        while host.with({ $0.simulation.step(until: end) }) { try await runUntilIdle() }
+        host.with { $0.simulation.run(until: end) }
+    }
+
+    /// Moves virtual time forward to `date`. See ``advance(by:)``.
+    public func advance(to date: Date) async throws {
+        let seconds = date.timeIntervalSince(now)
+        guard seconds >= 0 else { throw TestKitError.timeGoesForwardOnly(.seconds(seconds)) }
+        try await advance(by: .seconds(seconds))
+    }
+
+    /// Moves virtual time to the next thing due (a scheduled run, a deadline, a notification …) and lets it happen;
+    /// returns when that was, or nil (and nothing moves) when nothing is due within `limit`.
+    @discardableResult
+    public func advanceToNextEvent(within limit: Duration = .seconds(366 * 86_400)) async throws -> Date? {
+        try await runUntilIdle()
+        let end = host.with { $0.simulation.now } + limit
+        guard host.with({ $0.simulation.step(until: end) }) else { return nil }
+        try await runUntilIdle()
+        return now
+    }
+
+    /// Lets everything due now happen, without moving time: callbacks are handed to the app and answered, and work
+    /// the app queued on the main actor runs.
+    ///
+    /// - Throws: ``TestKitError/handlerDidNotReturn(callback:after:)`` when the app does not answer a callback within
+    ///   ``handlerTimeout``; what handing a callback to the SDK threw.
+    public func runUntilIdle() async throws {
+        var quiet = 0
+        var waitingSince: ContinuousClock.Instant?
+        while true {
+            let events = host.with { $0.simulation.takeExternalEvents() }
+            if !events.isEmpty {
+                quiet = 0
+                for event in events { try handle(event) }
+                continue
+            }
+            // Work the app queued on the main actor (a Task it started in a handler) runs between callbacks.
+            await Task.yield()
+            let unanswered = host.with { $0.unanswered }
+            if unanswered.isEmpty {
+                waitingSince = nil
+                quiet += 1
+                if quiet >= 4 { return }
+                continue
+            }
+            quiet = 0
+            let start = waitingSince ?? .now
+            waitingSince = start
+            if ContinuousClock.now - start > handlerTimeout {
+                throw TestKitError.handlerDidNotReturn(
+                    callback: unanswered.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", "),
+                    after: handlerTimeout)
+            }
+            // An async handler (a notification delegate's, a task of the app's) runs on another executor.
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    // MARK: The user
+
+    /// The user opens `app` (launching it if it is not running).
+    public func open(_ app: TestApp) async throws {
+        try await user { simulation throws(CoreError) in try simulation.open(app.appID) }
+    }
+
+    /// The user goes to the home screen.
+    public func home() async throws { try await user { $0.home() } }
+
+    /// The user locks the screen.
+    public func lock() async throws { try await user { $0.lock() } }
+
+    /// The user unlocks the screen: back to the app that was in front, or to the home screen.
+    public func unlock(returningToApp: Bool = true) async throws {
+        try await user { $0.unlock(returningToApp: returningToApp) }
+    }
+
+    /// An interruption (an incoming call, an alarm) covers the app in front: it resigns active.
+    /// ``endInterruption(accepted:)`` ends it.
+    public func interrupt() async throws {
+        try await user { simulation throws(CoreError) in try simulation.interrupt(nil) }
+    }
+
+    /// The interruption ends: dismissed, the app becomes active again; accepted (the call was taken), the app goes to
+    /// the background.
+    public func endInterruption(accepted: Bool = false) async throws {
+        try await user { simulation throws(CoreError) in try simulation.interrupt(accepted ? .accept : .dismiss) }
+    }
+
+    /// The user force-quits `app` from the app switcher.
+    public func forceQuit(_ app: TestApp) async throws {
+        try await user { simulation throws(CoreError) in try simulation.forceQuit(app.appID) }
+    }
+
+    /// Does what the user did, then lets what it set off happen.
+    private func user(_ action: (inout Simulation) throws(CoreError) -> Void) async throws {
+        try host.with { state in try refusing { try action(&state.simulation) } }
+        try await runUntilIdle()
+    }
+
+    // MARK: The world
+
+    /// The network the device is on.
+    public enum Network: Sendable {
+        /// No usable network.
+        case none
+        /// Wi-Fi or Ethernet: not counted.
+        case unmetered
+        /// Cellular or a phone's hotspot: counted.
+        case metered
+    }
+
+    /// Changes what the device's sensors say; each argument left out stays as it is. The defaults: battery at 80 %,
+    /// not charging, an unmetered network.
+    public func setConditions(batteryLevel: Int? = nil, charging: Bool? = nil, network: Network? = nil) async throws {
+        if let batteryLevel {
+            guard (0...100).contains(batteryLevel) else { throw TestKitError.invalidArgument("batteryLevel \(batteryLevel): must be 0...100") }
+            reading.batteryLevel = batteryLevel
+        }
+        if let charging { reading.charging = charging }
+        if let network {
+            reading.network =
+                switch network {
+                case .none: NetworkKind.none
+                case .unmetered: .unmetered
+                case .metered: .metered
+                }
+        }
+        let reading = reading
+        host.with { state in
+            let now = state.simulation.now
+            state.simulation.callCore { core in ((), core.machineReadingChanged(reading, at: now)) }
+        }
+        try await runUntilIdle()
+    }
+
+    /// Turns low power mode and data saver on or off; each left out stays as it is.
+    public func setPowerAndData(lowPowerMode: Bool? = nil, dataSaver: Bool? = nil) async throws {
+        host.with { state in
+            var settings = state.simulation.core.device.settings
+            if let lowPowerMode { settings.lowPowerMode = lowPowerMode }
+            if let dataSaver { settings.dataSaver = dataSaver }
+            state.simulation.setDeviceSettings(settings)
+        }
+        try await runUntilIdle()
+    }
+
+    // MARK: Observing
+
+    /// Lines the kit wants the test's author to read: calls of the app's it does not answer yet, callbacks that
+    /// reached a process no longer running.
+    public var warnings: [String] { host.with { $0.warnings } }
+
+    /// The system's event log, oldest first, one line each (`com.example.app: task 3 'save' began`).
+    public var log: [String] {
+        host.with { $0.simulation.log.map { "\($0.app.map { "\($0.rawValue): " } ?? "")\($0.message)" } }
+    }
+
+    // MARK: The app's process
+
+    /// Carries out what the core did to the app's process.
+    private func handle(_ event: Simulation.ExternalEvent) throws {
+        switch event {
+        case .launched(let id, let pid, let reason):
+            guard let app, app.appID == id, let makeDelegate else { return }
+            let data = folder.appendingPathComponent(id.rawValue, isDirectory: true)
+            try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+            let multitasking = host.with { state in
+                state.current = (id, pid)
+                state.unanswered = [:]
+                return state.simulation.core.device.settings.multitaskingSupported
+            }
+            let host = host
+            InProcessApp.start(
+                daemon: host,
+                app: AppInterface.AppInfo(
+                    id: id.rawValue, pid: pid, multitaskingSupported: multitasking, dataDirectory: data.path),
+                now: { host.nowSeconds }, delegate: makeDelegate())
+            app.launched(Offstage.LaunchReason(rawValue: reason.rawValue) ?? .user)
+            try host.with { state in try refusing { try state.simulation.externalAttached(pid) } }
+        case .callback(_, let pid, let callback):
+            guard host.with({ $0.current?.pid == pid }), let app else {
+                host.with { $0.warnings.append("callback \(callback.kind.name) for a process no longer running dropped") }
+                return
+            }
+            app.received(AppCallback(callback))
+            host.with { $0.unanswered[callback.id.rawValue] = callback.kind.name }
+            let message = try VarlinkCodec.encodeReply(
+                AppInterface.AttachReply(callback: AppInterface.CallbackMessage(callback)), continues: true)
+            try InProcessApp.deliver(message)
+        case .exited(_, let pid, let status):
+            let wasCurrent = host.with { state in
+                guard state.current?.pid == pid else { return false }
+                state.current = nil
+                state.unanswered = [:]
+                return true
+            }
+            if wasCurrent { InProcessApp.end() }
+            app?.exited(status.description)
+        }
+    }
+
+    /// Installs the app under test; `delegate` makes the delegate of each process the system starts.
+    func install(_ manifest: Manifest, delegate: @escaping @MainActor () -> any ApplicationDelegate) throws -> TestApp {
+        if let app, app.appID != manifest.id {
+            throw TestKitError.invalidArgument(
+                "'\(manifest.id)': the device already runs '\(app.id)'; the SDK is one per process, so a test device "
+                    + "runs one app's code (use a device per app)")
+        }
+        let bundle = folder.appendingPathComponent("bundle").path
+        try host.with { state in try refusing { try state.simulation.installExternal(manifest, bundlePath: bundle) } }
+        makeDelegate = delegate
+        let installed = app ?? TestApp(id: manifest.id, device: self)
+        app = installed
+        return installed
+    }
+}
+
+/// Whose turn it is to use the process's SDK: one ``TestDevice`` at a time, the others waiting in line.
+final class DeviceTurn: Sendable {
+    static let shared = DeviceTurn()
+
+    private let state = Mutex<(taken: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Waits for the turn. A wait of more than 30 s is said on standard error: a test that holds two devices at once
+    /// waits for itself.
+    func take() async {
+        let warning = Task {
+            try await Task.sleep(for: .seconds(30))
+            FileHandle.standardError.write(
+                Data(
+                    ("OffstageTesting: a TestDevice has waited 30 s for another to be released; a test that keeps two "
+                        + "devices alive at once waits forever (the SDK is one per process): release the first\n").utf8))
+        }
+        defer { warning.cancel() }
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if state.taken {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.taken = true
+                return true
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Gives the turn to the next in line.
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.taken = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}
