@@ -127,6 +127,28 @@ public final class TestApp {
         try await device.runUntilIdle()
     }
 
+    /// Changes the user's settings for the app, as `offstage settings` does; each left out stays as it is.
+    public func setSettings(
+        backgroundRefresh: Bool? = nil, backgroundData: Bool? = nil, unrestrictedData: Bool? = nil,
+        notifications: Bool? = nil
+    ) async throws {
+        let appID = appID
+        try device.host.with { state in
+            let now = state.simulation.now
+            try refusing {
+                guard var settings = state.simulation.core.apps[appID]?.app.settings else {
+                    throw TestKitError.invalidArgument("'\(appID)' is not installed")
+                }
+                if let backgroundRefresh { settings.backgroundRefresh = backgroundRefresh }
+                if let backgroundData { settings.backgroundData = backgroundData }
+                if let unrestrictedData { settings.unrestrictedData = unrestrictedData }
+                if let notifications { settings.notifications = notifications }
+                try state.simulation.callCore { core in ((), try core.setAppSettings(settings, for: appID, at: now)) }
+            }
+        }
+        try await device.runUntilIdle()
+    }
+
     /// The system's event log lines about this app, oldest first.
     public var log: [String] {
         device.host.with { state in state.simulation.log.filter { $0.app == appID }.map(\.message) }

@@ -166,7 +166,12 @@ public final class TestDevice {
 
     /// The interruption ends: dismissed, the app becomes active again; accepted (the call was taken), the app goes to
     /// the background.
+    ///
+    /// - Throws: ``TestKitError/invalidArgument(_:)`` when no interruption is in progress (nothing changes).
     public func endInterruption(accepted: Bool = false) async throws {
+        guard host.with({ $0.simulation.core.device.interruption != nil }) else {
+            throw TestKitError.invalidArgument("no interruption is in progress: begin one with interrupt() first")
+        }
         try await user { simulation throws(CoreError) in try simulation.interrupt(accepted ? .accept : .dismiss) }
     }
 
@@ -213,6 +218,18 @@ public final class TestDevice {
         host.with { state in
             let now = state.simulation.now
             state.simulation.callCore { core in ((), core.machineReadingChanged(reading, at: now)) }
+        }
+        try await runUntilIdle()
+    }
+
+    /// Makes the device idle (not in use) or not, as `offstage device --idle` does; nil returns it to the default:
+    /// idle once locked for the idle delay (30 minutes).
+    public func setIdle(_ idle: Bool?) async throws {
+        try host.with { state in
+            let now = state.simulation.now
+            var overrides = state.simulation.core.device.overrides
+            overrides.idle = idle
+            try refusing { try state.simulation.callCore { core in ((), try core.setConditionOverrides(overrides, at: now)) } }
         }
         try await runUntilIdle()
     }
