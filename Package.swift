@@ -206,6 +206,7 @@ let package = Package(
         .testTarget(name: "OffstageTestingTests", dependencies: ["Offstage", "OffstageTesting"], swiftSettings: strict),
         // The examples' own tests, as their developers would write them with the kit.
         .testTarget(name: "RefreshAppTests", dependencies: ["RefreshApp", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        .testTarget(name: "AlarmTests", dependencies: ["Alarm", "Offstage", "OffstageTesting"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).

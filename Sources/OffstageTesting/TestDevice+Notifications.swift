@@ -69,6 +69,11 @@ extension TestApp {
         device.host.with { state in state.simulation.core.notifications.pending(of: appID).map { TestNotification($0, app: appID) } }
     }
 
+    /// The number on the app's icon; nil when there is none.
+    public var badge: Int? {
+        device.host.with { state in state.simulation.core.notifications.badges[appID] }.flatMap { $0 == 0 ? nil : $0 }
+    }
+
     /// The app's delivered notifications still in the list, as `getDeliveredNotifications` returns them.
     public var deliveredNotifications: [TestNotification] {
         device.host.with { state in (state.simulation.core.notifications.delivered[appID] ?? []).map(TestNotification.init) }
