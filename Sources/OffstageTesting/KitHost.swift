@@ -23,6 +23,8 @@ final class KitHost: InProcessDaemon {
         var unsupported: Set<String> = []
         /// What the kit noticed of the app's use of it, in order.
         var warnings: [String] = []
+        /// How many calls the app made so far: the device waits for them to stop before time moves on.
+        var calls = 0
     }
 
     let state: Mutex<State>
@@ -85,6 +87,7 @@ final class KitHost: InProcessDaemon {
         let interface = method.split(separator: ".").dropLast().joined(separator: ".")
         let name = String(method.split(separator: ".").last ?? "")
         return state.withLock { state in
+            state.calls += 1
             guard let current = state.current else {
                 return .failure(
                     Self.error(

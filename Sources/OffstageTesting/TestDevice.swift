@@ -111,19 +111,22 @@ public final class TestDevice {
     public func runUntilIdle() async throws {
         var quiet = 0
         var waitingSince: ContinuousClock.Instant?
-        while true {
+        var calls = host.with { $0.calls }
+        for _ in 0..<Self.idleRounds {
             let events = host.with { $0.simulation.takeExternalEvents() }
             if !events.isEmpty {
                 quiet = 0
                 for event in events { try handle(event) }
                 continue
             }
-            // Work the app queued on the main actor (a Task it started in a handler) runs between callbacks.
+            // Work the app queued (a Task it started in a handler) runs on the main actor between callbacks.
             await Task.yield()
-            let unanswered = host.with { $0.unanswered }
+            let (unanswered, callsNow) = host.with { ($0.unanswered, $0.calls) }
             if unanswered.isEmpty {
                 waitingSince = nil
-                quiet += 1
+                // Idle once a few rounds in a row brought neither an event nor a call of the app's.
+                quiet = callsNow == calls ? quiet + 1 : 0
+                calls = callsNow
                 if quiet >= 4 { return }
                 continue
             }
@@ -138,7 +141,11 @@ public final class TestDevice {
             // An async handler (a notification delegate's, a task of the app's) runs on another executor.
             try await Task.sleep(for: .milliseconds(1))
         }
+        throw TestKitError.neverIdle(rounds: Self.idleRounds)
     }
+
+    /// How many rounds ``runUntilIdle()`` gives the app to fall quiet.
+    static let idleRounds = 10_000
 
     // MARK: The user
 

@@ -7,6 +7,9 @@ public enum TestKitError: Error, Equatable, CustomStringConvertible {
     /// The app did not answer a callback (its delegate method or handler did not return) within the device's
     /// `handlerTimeout` of real time.
     case handlerDidNotReturn(callback: String, after: Duration)
+    /// The app never fell quiet: for `rounds` rounds in a row it made calls or got callbacks (a task of its calls the
+    /// system in a loop without waiting for anything).
+    case neverIdle(rounds: Int)
     /// The system refused what the test asked, as `offstaged` would have: its message and fix.
     case refused(message: String, fix: String)
     /// An argument the kit cannot use; the text names it and says why.
@@ -21,6 +24,9 @@ public enum TestKitError: Error, Equatable, CustomStringConvertible {
             "the app did not answer \(callback) within \(timeout): a delegate method or handler that never returns "
                 + "(or waits for something only the test can do) holds the app; return from it, or raise the device's "
                 + "handlerTimeout if it is only slow"
+        case .neverIdle(let rounds):
+            "the app never fell quiet: for \(rounds) rounds it kept calling the system or getting callbacks; a task of "
+                + "the app's that calls the system in a loop should wait between calls (a timer, or a scheduled task)"
         case .refused(let message, let fix): "refused: \(message); fix: \(fix)"
         case .invalidArgument(let text): "invalid argument: \(text)"
         }

@@ -203,6 +203,29 @@ struct TestDeviceTests {
         }
     }
 
+    /// Polls the system in a task that never waits for anything.
+    final class PollingDelegate: ApplicationDelegate {
+        var poll: Task<Void, Never>?
+        func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+            poll = Task {
+                while !Task.isCancelled {
+                    _ = application.backgroundTimeRemaining
+                    await Task.yield()
+                }
+            }
+            return true
+        }
+    }
+
+    @Test("An app that calls the system in a loop without waiting fails the test as never idle, instead of hanging it")
+    func neverIdle() async throws {
+        let device = await TestDevice()
+        let app = try device.install(bundleIdentifier: "com.example.poller") { PollingDelegate() }
+        await #expect(throws: TestKitError.neverIdle(rounds: 10_000)) { try await device.open(app) }
+        #expect(TestKitError.neverIdle(rounds: 10_000).description.contains("never fell quiet"))
+        (app.delegate as? PollingDelegate)?.poll?.cancel()
+    }
+
     @Test("Asking to run or explain a task the app does not list is refused with the system's message and fix")
     func unknownTask() async throws {
         let device = await TestDevice()
