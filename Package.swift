@@ -30,7 +30,7 @@ let package = Package(
         .library(name: "OffstageProtocol", targets: ["OffstageProtocol"]),
         .library(name: "OffstageDaemon", targets: ["OffstageDaemon"]),
         .library(name: "OffstageSimulator", targets: ["OffstageSimulator"]),
-        // For app developers' test targets: their app's real code on the real core, on virtual time (SPEC §10).
+        // For app developers' test targets: their app's real code on the real core, on virtual time (SPEC KIT).
         .library(name: "OffstageTesting", targets: ["OffstageTesting"]),
         .executable(name: "offstaged", targets: ["offstaged"]),
         .executable(name: "offstage", targets: ["offstage"]),

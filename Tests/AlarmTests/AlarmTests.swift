@@ -7,7 +7,7 @@ import Testing
 
 /// The Alarm example's own tests with the test kit: its real delegate and its daily 07:00 alarm, on virtual time in
 /// Berlin across the night the clocks go forward (SPEC NT-1, NT-2).
-@Suite("Alarm, tested with OffstageTesting")
+@Suite("Alarm, tested with OffstageTesting (KIT-1)")
 @MainActor
 struct AlarmTests {
     static let infoPlist = URL(fileURLWithPath: #filePath)

@@ -4,7 +4,7 @@ import OffstageTesting
 import Testing
 
 /// Local notifications through the kit (SPEC NT-1, NT-2): the app's own `UserNotificationCenter` calls and delegate.
-@Suite("OffstageTesting: local notifications")
+@Suite("OffstageTesting: local notifications (KIT-2, KIT-3)")
 @MainActor
 struct NotificationTests {
     /// Schedules a reminder at launch; as the notification delegate, shows one that fires in front as a banner when

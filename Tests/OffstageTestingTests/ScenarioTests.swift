@@ -6,7 +6,7 @@ import Testing
 /// The decision parts of the acceptance scenarios (S3, S4, S6, S8, S9), written as an app developer would with the kit:
 /// the delegates below do what the example apps do, and the expectations are the scenarios' own. The real daemon
 /// runs the same stories with the example apps in the integration tests.
-@Suite("OffstageTesting: the acceptance scenarios' decisions")
+@Suite("OffstageTesting: the acceptance scenarios' decisions (KIT-4)")
 @MainActor
 struct ScenarioTests {
     /// S3's app: a background task on leaving, ended in will-enter-foreground as the cookbook recipe does.

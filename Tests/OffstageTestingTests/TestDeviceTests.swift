@@ -5,7 +5,7 @@ import Testing
 
 /// The test kit itself: an app's real delegate and handlers, through the SDK, against the real core on virtual time.
 /// Each test is one a developer would write for their own app.
-@Suite("OffstageTesting: an app's code on virtual time")
+@Suite("OffstageTesting: an app's code on virtual time (KIT-1..3)")
 @MainActor
 struct TestDeviceTests {
     /// A delegate that records what it heard and, on leaving the foreground, saves with a background task.

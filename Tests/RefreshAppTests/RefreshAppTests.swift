@@ -7,7 +7,7 @@ import Testing
 
 /// The RefreshApp example's own tests, as its developer would write them with the test kit: its real delegate, its
 /// real `Info.plist`, on virtual time, with no daemon (SPEC SCH-1..4).
-@Suite("RefreshApp, tested with OffstageTesting")
+@Suite("RefreshApp, tested with OffstageTesting (KIT-1)")
 @MainActor
 struct RefreshAppTests {
     /// The example's manifest, beside its source.
