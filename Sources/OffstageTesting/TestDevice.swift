@@ -14,7 +14,7 @@ import Synchronization
 ///     let app = try device.install(infoPlist: infoPlistURL) { WeatherDelegate() }
 ///     try await device.open(app)
 ///     try await device.home()
-///     try await device.advance(by: .hours(24))
+///     try await device.advance(by: .seconds(24 * 3600))
 ///     #expect(app.callbacks.filter { $0 == .runTask("com.example.weather.refresh") }.count >= 2)
 /// }
 /// ```
