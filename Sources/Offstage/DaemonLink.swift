@@ -143,9 +143,6 @@ final class DaemonLink: Sendable {
         }
     }
 
-    /// Whether calls go to a daemon in this process.
-    var isInProcess: Bool { inProcess.withLock { $0 != nil } }
-
     /// Ends the app's process with `status`, as after will-terminate. With a daemon in this process there is no
     /// process of the app's own to end: that daemon is told the app exited, and this returns.
     func endProcess(status: Int32) {

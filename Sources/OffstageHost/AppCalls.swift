@@ -23,11 +23,16 @@ public struct HostAnswer: Sendable {
     /// What the core decided; the shell carries them out before it replies, so the caller never sees a reply about
     /// a change that was not made.
     public var actions: [CoreAction]
+    /// The callback the call answered (`CallbackDone`), for what a shell keeps of callbacks in flight.
+    public var answeredCallback: CallbackID?
 
     /// Replies `reply` after carrying out `actions`.
-    public init(reply: any Encodable & Sendable = EmptyReply(), actions: [CoreAction] = []) {
+    public init(
+        reply: any Encodable & Sendable = EmptyReply(), actions: [CoreAction] = [], answeredCallback: CallbackID? = nil
+    ) {
         self.reply = reply
         self.actions = actions
+        self.answeredCallback = answeredCallback
     }
 }
 
@@ -53,8 +58,9 @@ public enum AppCalls {
         let (id, pid) = (caller.app, caller.pid)
         switch method {
         case "CallbackDone":
-            let parameters = try call.decodeParameters(as: AppInterface.CallbackDoneParameters.self)
-            return HostAnswer(actions: core.callbackCompleted(id, pid: pid, callback: CallbackID(parameters.id), at: now))
+            let callback = CallbackID(try call.decodeParameters(as: AppInterface.CallbackDoneParameters.self).id)
+            return HostAnswer(
+                actions: core.callbackCompleted(id, pid: pid, callback: callback, at: now), answeredCallback: callback)
         case "BeginBackgroundTask":
             let parameters = try call.decodeParameters(as: AppInterface.BeginParameters.self)
             guard parameters.name.utf8.count <= 1024 else {

@@ -103,18 +103,14 @@ final class KitHost: InProcessDaemon {
                         "io.offstage.Testing.NotSupported", "the test kit does not answer \(method) yet",
                         fix: "test this part of the app against offstaged"))
             }
-            if name == "CallbackDone",
-                let done = try? call.decodeParameters(as: AppInterface.CallbackDoneParameters.self)
-            {
-                state.unanswered[done.id] = nil
-            }
             let (now, caller) = (state.simulation.now, AppCaller(app: current.app, pid: current.pid))
             do {
-                let reply = try state.simulation.callCore { core in
+                let answer = try state.simulation.callCore { core in
                     let answer = try answered.answer(name, call, caller, &core, now)
-                    return (answer.reply, answer.actions)
+                    return (answer, answer.actions)
                 }
-                return .success(reply)
+                if let callback = answer.answeredCallback { state.unanswered[callback.rawValue] = nil }
+                return .success(answer.reply)
             } catch let error as VarlinkError {
                 return .failure(error)
             } catch {

@@ -17,9 +17,6 @@ enum MainSerialExecution {
         dlopen(nil, RTLD_LAZY), "swift_task_enqueueGlobal_hook"
     ).map { $0.assumingMemoryBound(to: Hook?.self) }
 
-    /// Whether jobs go to the main actor from now on.
-    static var isAvailable: Bool { hook != nil }
-
     /// Sends the global executor's jobs to the main actor.
     static func begin() {
         hook?.pointee = { job, _ in MainActor.shared.enqueue(job) }

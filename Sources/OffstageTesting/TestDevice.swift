@@ -31,8 +31,6 @@ public final class TestDevice {
     /// The app whose code runs here, once installed.
     private(set) var app: TestApp?
     private var makeDelegate: (@MainActor () -> any ApplicationDelegate)?
-    /// What the machine's sensors say (battery, power, network), as the device's watcher would read it.
-    private var reading = MachineReading(batteryLevel: 80, charging: false, network: .unmetered)
     /// The folder apps keep their data in, removed with the device.
     let folder: URL
 
@@ -53,11 +51,7 @@ public final class TestDevice {
         simulation.setDeviceSettings(settings)
         host = KitHost(simulation: simulation)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-testing-\(UUID().uuidString)")
-        let reading = reading
-        host.with { state in
-            let now = state.simulation.now
-            state.simulation.callCore { core in ((), core.machineReadingChanged(reading, at: now)) }
-        }
+        read(MachineReading(batteryLevel: 80, charging: false, network: .unmetered))
     }
 
     isolated deinit {
@@ -208,6 +202,7 @@ public final class TestDevice {
     /// Changes what the device's sensors say; each argument left out stays as it is. The defaults: battery at 80 %,
     /// not charging, an unmetered network.
     public func setConditions(batteryLevel: Int? = nil, charging: Bool? = nil, network: Network? = nil) async throws {
+        var reading = host.with { $0.simulation.core.device.machine }
         if let batteryLevel {
             guard (0...100).contains(batteryLevel) else { throw TestKitError.invalidArgument("batteryLevel \(batteryLevel): must be 0...100") }
             reading.batteryLevel = batteryLevel
@@ -221,12 +216,16 @@ public final class TestDevice {
                 case .metered: .metered
                 }
         }
-        let reading = reading
+        read(reading)
+        try await runUntilIdle()
+    }
+
+    /// The device's sensors say `reading` now, as the daemon's machine watcher reports a change.
+    private func read(_ reading: MachineReading) {
         host.with { state in
             let now = state.simulation.now
             state.simulation.callCore { core in ((), core.machineReadingChanged(reading, at: now)) }
         }
-        try await runUntilIdle()
     }
 
     /// Makes the device idle (not in use) or not, as `offstage device --idle` does; nil returns it to the default:

@@ -13,13 +13,8 @@ struct AppService: VarlinkInterface {
 
     var methods: [String: VarlinkMethodHandler] {
         // Background tasks, callbacks answered and scheduled work (SPEC LC, BT, SCH-1..4) only ask or tell the core
-        // (OffstageHost); an answered callback is also timed for the daemon's metrics.
-        var methods = engine.hostMethods(AppCalls.methods, in: AppInterface.name, answer: AppCalls.answer) {
-            [engine] method, request, id in
-            guard method == "CallbackDone" else { return }
-            let parameters = try request.decodeParameters(AppInterface.CallbackDoneParameters.self)
-            engine.callbackAnswered(CallbackID(parameters.id), by: id)
-        }
+        // (OffstageHost).
+        var methods = engine.hostMethods(AppCalls.methods, in: AppInterface.name, answer: AppCalls.answer)
         methods["Attach"] = { context, request, responder in try engine.attach(context, request, responder) }
         return methods
     }

@@ -52,9 +52,4 @@ extension Simulation {
         perform(actions)
         return result
     }
-
-    /// The process of `id` that runs now, if any, and whether it is frozen.
-    public func process(of id: AppID) -> (pid: Int32, frozen: Bool)? {
-        processes.values.first { $0.app == id }.map { ($0.pid, $0.frozen) }
-    }
 }
