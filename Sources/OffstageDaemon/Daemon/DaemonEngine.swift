@@ -200,7 +200,8 @@ public final class DaemonEngine: @unchecked Sendable {
         apply(restoredTransfers)
         restoredTransfers = []
         for record in vanished {
-            try? store.deleteProcess(of: record.app, pid: record.pid)
+            // Forgotten with the state that records its end, in one transaction (below, after the adoptions).
+            durable.endedProcesses.append((record.app, record.pid))
             // One the previous daemon had sent SIGKILL for a reason is recorded as ended for it, with the adoptions.
             if record.ending == nil {
                 eventLog.pending.append(
@@ -329,7 +330,9 @@ public final class DaemonEngine: @unchecked Sendable {
     func processExited(pid: Int32, status: ExitStatus) {
         eventLoop.preconditionInEventLoop()
         guard let id = appsByPid.removeValue(forKey: pid) else { return }
-        try? store.deleteProcess(of: id, pid: pid)
+        // Its row goes with the app's state that records the exit, in one transaction at the end of this input: a kill -9
+        // between a delete and a later save would leave the next daemon neither the process nor its end (SPEC LC-8, MEM-1).
+        durable.endedProcesses.append((id, pid))
         // Callbacks the process never answered have no latency; they are not kept waiting for one.
         if !pendingCallbacks.isEmpty { pendingCallbacks = pendingCallbacks.filter { $0.value.app != id } }
         // Whatever the app left behind in its group goes with it.

@@ -18,6 +18,9 @@ final class DurableWriter: @unchecked Sendable {
     /// Apps and the device whose durable state the current input changed, written in one transaction at its end.
     var unsavedApps: Set<AppID> = []
     var deviceUnsaved = false
+    /// Processes that ended in the current input: their rows go in the same transaction as the state that records their
+    /// exit, never before it.
+    var endedProcesses: [(app: AppID, pid: Int32)] = []
     /// History records of the current input (SPEC SCH-8), written after its state.
     var pendingHistory: [HistoryRecord] = []
 
@@ -30,13 +33,15 @@ final class DurableWriter: @unchecked Sendable {
 
     /// Hands the durable state the current input changed to the worker thread, as one transaction.
     func saveState(_ core: OffstageCore) {
-        guard !unsavedApps.isEmpty || deviceUnsaved else { return }
+        guard !unsavedApps.isEmpty || deviceUnsaved || !endedProcesses.isEmpty else { return }
         let apps = unsavedApps.sorted().compactMap { id in core.apps[id].map { ($0.app, $0.durable) } }
         let device = deviceUnsaved ? core.device : nil
+        let ended = endedProcesses
         unsavedApps.removeAll(keepingCapacity: true)
         deviceUnsaved = false
+        endedProcesses.removeAll(keepingCapacity: true)
         let store = store
-        write("state") { try store.save(apps: apps, device: device) }
+        write("state") { try store.save(apps: apps, device: device, endedProcesses: ended) }
     }
 
     /// Hands the history records of the input to the worker thread, after its state (SPEC SCH-8).

@@ -151,8 +151,14 @@ public final class OffstageStore: Sendable {
     }
 
     /// Saves several apps and, if given, the device state in one transaction (the state an input changed).
-    public func save(apps: [(InstalledApp, AppDurableState)], device: DeviceState?) throws {
-        guard !apps.isEmpty || device != nil else { return }
+    ///
+    /// - Parameter endedProcesses: Processes whose exit this state records, forgotten in the same transaction: a daemon
+    ///   killed between the two would otherwise lose the record of the exit (SPEC LC-8, MEM-1) — the process's row gone,
+    ///   the app's last exit not written.
+    public func save(
+        apps: [(InstalledApp, AppDurableState)], device: DeviceState?, endedProcesses: [(app: AppID, pid: Int32)] = []
+    ) throws {
+        guard !apps.isEmpty || device != nil || !endedProcesses.isEmpty else { return }
         let rows = try apps.map { app, durable in
             [
                 app.id.rawValue, try encode(app.manifest), app.bundlePath, app.installedAt.secondsSinceEpoch,
@@ -170,6 +176,9 @@ public final class OffstageStore: Sendable {
                       sourceExecutable = excluded.sourceExecutable
                     """)
             for arguments in rows { try statement.execute(arguments: arguments) }
+            for (app, pid) in endedProcesses {
+                try db.execute(sql: "DELETE FROM process WHERE appID = ? AND pid = ?", arguments: [app.rawValue, pid])
+            }
             if let deviceText {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO device (id, state) VALUES (1, ?)")
                     .execute(arguments: [deviceText])
@@ -258,13 +267,6 @@ public final class OffstageStore: Sendable {
         try write(.process) { db in
             try db.execute(
                 sql: "UPDATE process SET ending = ? WHERE appID = ? AND pid = ?", arguments: [text, app.rawValue, pid])
-        }
-    }
-
-    /// Forgets a process that ended.
-    public func deleteProcess(of app: AppID, pid: Int32) throws {
-        try write(.process) { db in
-            try db.execute(sql: "DELETE FROM process WHERE appID = ? AND pid = ?", arguments: [app.rawValue, pid])
         }
     }
 

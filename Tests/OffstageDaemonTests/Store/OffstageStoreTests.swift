@@ -82,4 +82,21 @@ struct OffstageStoreTests {
             #expect(try store.loadProcesses().map(\.ending) == [nil], "a new process of the app starts with no ending")
         }
     }
+
+    @Test("LC-8, MEM-1: a process that ended is forgotten in the transaction that saves the app's record of its end, and only that pid")
+    func endedProcessForgottenWithItsRecord() throws {
+        try withStore { store, _ in
+            var (installed, durable) = app(1)
+            let started = Instant(secondsSinceEpoch: 1_800_000_000)
+            try store.saveProcess(.init(app: installed.id, pid: 4_242, startTime: 77, startedAt: started))
+            // Another pid of the app is not that process: its row stays.
+            try store.save(apps: [], device: nil, endedProcesses: [(installed.id, 1)])
+            #expect(try store.loadProcesses().map(\.pid) == [4_242])
+            let reason = TerminationReason.memoryPressure(pressure: .critical, band: .suspended, megabytes: 35)
+            durable.lastTermination = TerminationRecord(at: started + .seconds(5), reason: reason, status: .signaled(9))
+            try store.save(apps: [(installed, durable)], device: nil, endedProcesses: [(installed.id, 4_242)])
+            #expect(try store.loadProcesses().isEmpty)
+            #expect(try store.loadApps().first?.1.lastTermination == durable.lastTermination)
+        }
+    }
 }
