@@ -262,11 +262,8 @@ struct ContinuedProcessingTests {
 
     @Test("SCH-11, LC-8: after a daemon restart the app reports its running task and the new daemon takes it up with its progress: it keeps the app running, renews on reports and completes as before; a task its manifest does not cover is not taken up")
     func takenUpAfterRestart() throws {
-        var core = OffstageCore(numberSeed: 1)
         let now = Instant(secondsSinceEpoch: 100)
-        let manifest = Manifest(id: exporter, executable: "app", permittedTaskIdentifiers: [pattern])
-        core.restore(InstalledApp(manifest: manifest, bundlePath: "/x", installedAt: now), durable: .init())
-        _ = core.adopt(exporter, pid: 777, at: now)
+        var core = adoptedExporter(numberSeed: 1, at: now)
         let progress = ContinuedProgress(completed: 7, total: 20, title: "Exporting", subtitle: "album", reportedAt: now)
         let report = AttachReport(
             launchCompleted: true, state: .background,
@@ -287,6 +284,43 @@ struct ContinuedProcessingTests {
         let done = actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskDone { entry.message } else { nil } }
         #expect(done.first?.contains("succeeded after 5 s at 100 % (20 of 20)") == true)
         #expect(core.upcomingNumber > 41, "new runs never reuse the number of the run taken up")
+    }
+
+    /// A restarted daemon's core (numbers from `numberSeed`) that found the exporter alive as pid 777, not reattached yet.
+    func adoptedExporter(numberSeed: UInt64, at now: Instant) -> OffstageCore {
+        var core = OffstageCore(numberSeed: numberSeed)
+        let manifest = Manifest(id: exporter, executable: "app", permittedTaskIdentifiers: [pattern])
+        core.restore(InstalledApp(manifest: manifest, bundlePath: "/x", installedAt: now), durable: .init())
+        _ = core.adopt(exporter, pid: 777, at: now)
+        return core
+    }
+
+    @Test("SCH-11, LC-8: a run the app completes after a daemon restart, before its report arrives, is over: the report read before the completion still lists it, and it is not taken up again; a number this daemon never handed out is still refused")
+    func completedBeforeTheReport() throws {
+        // Found by the crash harness under load: the SDK read its running exports for its report, the app completed
+        // one, and the completion reached the restarted daemon first; refused as unknown, the run was then taken up
+        // from the report and listed running until its progress timeout, though the app had ended it.
+        let now = Instant(secondsSinceEpoch: 100)
+        var core = adoptedExporter(numberSeed: 100, at: now)
+        let actions = try core.completeTask(exporter, pid: 777, run: 41, result: .newData, at: now)
+        let done = actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskDone { entry.message } else { nil } }
+        #expect(done == ["task run 41 of the previous daemon completed before the app reported what it runs"])
+        // A number at or above this daemon's first one was never a run of the previous daemon: refused as before.
+        #expect(throws: CoreError.self) { try core.completeTask(exporter, pid: 777, run: 100, result: .newData, at: now) }
+
+        let progress = ContinuedProgress(completed: 20, total: 20, title: "Exporting", subtitle: "", reportedAt: now)
+        let report = AttachReport(
+            launchCompleted: true, state: .background,
+            continuedTasks: [
+                .init(run: 41, identifier: "com.example.export.1", progress: progress),
+                .init(run: 42, identifier: "com.example.export.2", progress: progress),
+            ])
+        _ = try core.attached(exporter, pid: 777, report: report, at: now)
+        let status = try #require(core.status(of: exporter, at: now))
+        #expect(status.continued.map(\.identifier) == ["com.example.export.2"], "\(status.continued)")
+        #expect(core.apps[exporter]?.process?.completedBeforeReport.isEmpty == true)
+        // Once reattached, an unknown number is refused again.
+        #expect(throws: CoreError.self) { try core.completeTask(exporter, pid: 777, run: 43, result: .newData, at: now) }
     }
 
     @Test("SCH-11, LC-8: after a daemon restart a queued request waits until the apps found alive have reattached and reported what they run: adopting another app first does not launch a second instance of the exporter, and the slots its running tasks hold are respected")

@@ -261,7 +261,9 @@ extension OffstageCore {
             process.ledger.begin(task.id, name: task.name, at: now)
             nextNumber = max(nextNumber, task.id.rawValue + 1)
         }
-        let known = Set(process.runs.map(\.id))
+        // Runs it completed before this report, which the SDK read before, are over (SPEC SCH-11).
+        let known = Set(process.runs.map(\.id)).union(process.completedBeforeReport)
+        process.completedBeforeReport = []
         process.runs += adoptContinued(id, report.continuedTasks.filter { !known.contains($0.run) }, now)
         for run in process.runs where !process.recentRuns.contains(run.id) { process.started(run: run.id) }
         if !report.launchCompleted {

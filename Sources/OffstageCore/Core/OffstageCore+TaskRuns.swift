@@ -59,6 +59,13 @@ extension OffstageCore {
         guard let index = apps[id]?.process?.runs.firstIndex(where: { $0.id == runID }),
             let run = apps[id]?.process?.runs.remove(at: index)
         else {
+            if let process = apps[id]?.process, !process.attached, process.reattachDeadline != nil, runID < firstNumber {
+                // Found alive after a restart and not reattached yet: the app completed a run of the previous daemon's,
+                // which its report, read before, may still list as running.
+                apps[id]?.process?.completedBeforeReport.insert(runID)
+                log(now, id, .taskDone, "task run \(runID) of the previous daemon completed before the app reported what it runs")
+                return finish(now)
+            }
             try requireEndedRun(id, runID, "task")
             log(now, id, .warning, "completion of finished task run \(runID) ignored")
             return finish(now)

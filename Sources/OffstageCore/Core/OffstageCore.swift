@@ -15,6 +15,9 @@ public struct OffstageCore: Sendable {
     /// The next number for callbacks, background tasks and launches. Seeded by the shell so numbers do not
     /// repeat across daemon restarts (an app that reattaches must not confuse an old callback with a new one).
     var nextNumber: UInt64
+    /// The first number this core handed out: a smaller one is the previous daemon's (numbers never repeat across
+    /// restarts).
+    let firstNumber: UInt64
     /// Actions produced by the current input.
     var outbox: [CoreAction] = []
     /// Apps touched by the current input; settled before the actions are handed back.
@@ -85,6 +88,7 @@ public struct OffstageCore: Sendable {
         self.configuration = configuration
         self.device = device
         self.nextNumber = max(1, numberSeed)
+        self.firstNumber = max(1, numberSeed)
         self.policy = policy
         notifications.restoreTimeZone(device.settings.timeZone)
     }

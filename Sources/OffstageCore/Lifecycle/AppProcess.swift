@@ -34,6 +34,10 @@ public struct AppProcess: Hashable, Sendable {
     public var ledger: BackgroundTaskLedger
     /// Scheduled tasks the app is running (SPEC SCH-3).
     public var runs: [TaskRun] = []
+    /// Runs of the previous daemon's that the app completed after a restart, before its report arrived: the SDK may
+    /// have read its running tasks before it completed one, and a continued-processing run the report still lists is
+    /// not taken up again (SPEC SCH-11, LC-8). Emptied by the report.
+    public var completedBeforeReport: Set<UInt64> = []
     /// Remote-notification handlers the app is running (SPEC NT-4).
     public var pushRuns: [PushRun] = []
     /// Handlers of background sessions' events the app is running (SPEC TR-3).
