@@ -11,8 +11,8 @@ import Testing
 @Suite("Crash harness, short run (SPEC §11 reliability, MAN-3, SCH-10, SCH-11, LC-8, NT-1, NT-2, NT-3..5, TR-1..6)", .serialized)
 struct CrashHarnessTests {
     @Test("§11: fifty kill -9 under load lose no acknowledged change, notification, push, download or usage shown, deliver none twice, leave nothing behind")
-    func shortSeededRun() throws {
-        let (status, text) = try runHarness(["--cycles", "50", "--seed", "1"])
+    func shortSeededRun() async throws {
+        let (status, text) = try await runHarness(["--cycles", "50", "--seed", "1"])
         #expect(status == 0, "\(text)")
         #expect(text.contains("50 kill -9") && text.contains("violations: 0"), "\(text)")
         #expect(text.contains("notifications lost: 0, duplicated: 0,"), "\(text)")
@@ -44,8 +44,8 @@ struct CrashHarnessTests {
     }
 
     @Test("MEM-1, §11: kill -9 in the middle of the answer to memory pressure, some aimed at the instant an app's process is gone, kills no app twice and loses no record of one ended for memory")
-    func memoryEpisodes() throws {
-        let (status, text) = try runHarness(["--memory-episodes", "8", "--seed", "1"])
+    func memoryEpisodes() async throws {
+        let (status, text) = try await runHarness(["--memory-episodes", "8", "--seed", "1"])
         #expect(status == 0, "\(text)")
         #expect(text.contains("memory episodes: 8 kill -9") && text.contains("memory violations: 0"), "\(text)")
         // The kills really fell in the middle: some viewers were ended before one, some after the restart.
@@ -54,8 +54,9 @@ struct CrashHarnessTests {
         #expect(number(before: " after the restart", in: text) > 0, "\(text)")
     }
 
-    /// Runs the harness with `arguments` to its end; its exit status and everything it printed.
-    func runHarness(_ arguments: [String]) throws -> (status: Int32, text: String) {
+    /// Runs the harness with `arguments` to its end; its exit status and everything it printed. Waited for on a thread of
+    /// its own: for its minutes of run, the test holds none of the few threads the other tests run on.
+    func runHarness(_ arguments: [String]) async throws -> (status: Int32, text: String) {
         let harness = Process()
         harness.executableURL = DaemonHarness.products.appendingPathComponent("CrashHarness")
         harness.arguments = arguments
@@ -63,9 +64,13 @@ struct CrashHarnessTests {
         harness.standardOutput = output
         harness.standardError = output
         try harness.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        harness.waitUntilExit()
-        return (harness.terminationStatus, text)
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                harness.waitUntilExit()
+                continuation.resume(returning: (harness.terminationStatus, text))
+            }.start()
+        }
     }
 
     /// The number just before `label` in the harness's summary, or -1.

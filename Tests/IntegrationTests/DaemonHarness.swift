@@ -28,6 +28,9 @@ final class DaemonHarness: @unchecked Sendable {
     private var started: [Int32] = []
     /// Every app pid `apps()` has returned.
     private let seen = Mutex(Set<Int32>())
+    /// How many waits are evaluating their condition now (``waitUntil(_:timeout:_:)``): while one is, `apps()` reads the
+    /// list over the socket in this process instead of running the CLI.
+    private let polling = Mutex(0)
 
     init(settings: [String: JSONValue] = DaemonHarness.fastTimings, environment: [String: String] = [:]) throws {
         self.environment = environment
@@ -188,10 +191,28 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Every app, as `offstage apps` lists it; the pids are remembered, so tear-down can end them if the daemon dies.
+    ///
+    /// Inside a wait's condition the list is read over the daemon's socket in this process: the reply `offstage --json
+    /// apps` prints, without a process start. A wait polls every 20 ms, and an `offstage` run costs about 45 ms of CPU
+    /// in a debug build: through the CLI, the waits alone kept the machine's cores busy.
     func apps() throws -> [ControlInterface.App] {
-        let apps = try JSONDecoder().decode([ControlInterface.App].self, from: Data(try ok("--json", "apps").utf8))
+        let apps: [ControlInterface.App]
+        if polling.withLock({ $0 > 0 }) {
+            apps = try inProcess(ControlInterface.Method.listApps, NoParameters(), as: ControlInterface.AppsReply.self).apps
+        } else {
+            apps = try JSONDecoder().decode([ControlInterface.App].self, from: Data(try ok("--json", "apps").utf8))
+        }
         seen.withLock { $0.formUnion(apps.compactMap(\.pid)) }
         return apps
+    }
+
+    /// One call to the daemon's control interface from this process, as the CLI makes it.
+    private func inProcess<Parameters: Encodable, Reply: Decodable>(
+        _ method: String, _ parameters: Parameters, as type: Reply.Type
+    ) throws -> Reply {
+        let connection = try VarlinkConnection(path: socket, maximumMessageSize: 64 << 20)
+        defer { connection.close() }
+        return try connection.call(method, parameters, as: type, timeout: .seconds(60))
     }
 
     func app(_ id: String) throws -> ControlInterface.App {
@@ -199,7 +220,13 @@ final class DaemonHarness: @unchecked Sendable {
         return app
     }
 
+    /// The event log, as `offstage --json log --limit 5000 [--app ID]` prints it (read in this process inside a wait's
+    /// condition, as ``apps()`` is).
     func log(_ id: String? = nil) throws -> [ControlInterface.LogLine] {
+        if polling.withLock({ $0 > 0 }) {
+            let parameters = ControlInterface.LogParameters(app: id, limit: 5000, follow: false)
+            return try inProcess(ControlInterface.Method.log, parameters, as: ControlInterface.LogReply.self).entries
+        }
         var arguments = ["--json", "log", "--limit", "5000"]
         if let id { arguments += ["--app", id] }
         return try JSONDecoder().decode([ControlInterface.LogLine].self, from: Data(try ok(arguments).utf8))
@@ -293,6 +320,8 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Waits for a condition, checking every 20 ms; fails with `what` after `timeout` seconds.
     func waitUntil(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+        polling.withLock { $0 += 1 }
+        defer { polling.withLock { $0 -= 1 } }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try condition() { return }

@@ -171,7 +171,10 @@ struct VoIPModeIntegrationTests {
                 try daemon.log(Self.phone).contains { $0.message == "launching into the background (voip)" }
             }
             try daemon.waitUntil("the new process runs") { try daemon.app(Self.phone).pid.map { $0 != first } ?? false }
-            #expect(daemon.output(Self.phone).contains("did-finish-launching (voip)"))
+            // Its pid is known as soon as it is started; what it prints comes once its handler has run.
+            try daemon.waitUntil("the new process ran did-finish-launching for voip", timeout: 5) {
+                daemon.output(Self.phone).contains("did-finish-launching (voip)")
+            }
         }
     }
 

@@ -46,7 +46,7 @@ extension ModelShell {
             pushes.running = current
             return
         }
-        let seen = observation(firedTimer: false)
+        let seen = observation(firedTimer: false, derived: false)
         let activeInFront = activeInFrontBefore.intersection(appsActiveInFront())
         for (id, run) in started {
             for (invariant, message) in CoreInvariants.checkPushRunStarted(id, run, seen) { record(invariant, message) }

@@ -375,7 +375,7 @@ struct ModelShell {
     mutating func perform(_ actions: [CoreAction]) {
         for action in actions {
             if let line = Self.describe(action) { trace?.append("   " + line) }
-            let seen = observation(firedTimer: false)
+            let seen = observation(firedTimer: false, derived: false)
             for (invariant, message) in CoreInvariants.check(action, seen, processes: processes, exitedPids: exitedPids)
             {
                 record(invariant, message)
@@ -487,19 +487,26 @@ struct ModelShell {
     }
 
     /// What the invariants read now.
-    func observation(firedTimer: Bool) -> ModelObservation {
-        ModelObservation(
+    /// What the invariants read now. `derived`: also what the core recomputes from scratch to compare with what it keeps
+    /// (stale scheduling views and deadlines, the memory order) and the apps playing audio; the checks of a single action
+    /// read none of it, and leave it out (it is most of an observation's cost).
+    func observation(firedTimer: Bool, derived: Bool = true) -> ModelObservation {
+        var seen = ModelObservation(
             now: now, apps: core.apps, device: core.device, configuration: core.configuration,
             nextDeadline: core.nextDeadline, processes: processes, pendingLaunches: pendingLaunches,
             idleSince: idleSince, crashes: crashes, forcing: forcing, firedTimer: firedTimer,
-            staleSchedulingViews: core.schedulingViewsOutOfDate(at: now),
-            staleDeadlines: core.processDeadlinesOutOfDate(), accessoryWatches: accessories.watches,
+            accessoryWatches: accessories.watches,
             notifications: core.notifications, notificationStore: notificationStore,
             firedNotifications: firedNotifications, pushInbox: core.pushes, pushLimits: core.pushLimits,
-            pushStore: pushes, networkRules: networkRules, usageContexts: usageContexts,
-            userAudio: Set(core.apps.keys.filter { id in
-                core.modes.audio.session(of: id).map { $0.active && $0.playing && $0.startedByUser } ?? false
-            }), memoryOrder: core.memoryEndingOrder(at: now))
+            pushStore: pushes, networkRules: networkRules, usageContexts: usageContexts)
+        guard derived else { return seen }
+        seen.staleSchedulingViews = core.schedulingViewsOutOfDate(at: now)
+        seen.staleDeadlines = core.processDeadlinesOutOfDate()
+        seen.userAudio = Set(core.apps.keys.filter { id in
+            core.modes.audio.session(of: id).map { $0.active && $0.playing && $0.startedByUser } ?? false
+        })
+        seen.memoryOrder = core.memoryEndingOrder(at: now)
+        return seen
     }
 
     mutating func record(_ invariant: Invariant, _ message: String) {

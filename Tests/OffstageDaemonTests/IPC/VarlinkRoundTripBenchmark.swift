@@ -7,28 +7,36 @@ import Testing
 import Glibc
 #endif
 
-/// Measures, and only prints, the latency of a tiny call through `VarlinkServer` and `VarlinkConnection` next to a
-/// bare round trip of the same bytes over a Unix socket pair with an echo thread: the floor any IPC here stands on.
-/// Set OFFSTAGE_BENCH_ITERATIONS to change the count.
+/// Thousands of tiny calls in a row on one connection through `VarlinkServer` and `VarlinkConnection`, each answered with
+/// its own result; their latency is printed next to a bare round trip of the same bytes over a Unix socket pair with an
+/// echo thread, the floor any IPC here stands on. The figure the SPEC asks for is the Benchmarks package's ("SDK call");
+/// this run is short (set OFFSTAGE_BENCH_ITERATIONS for a longer one).
 @Suite("Varlink round trip")
 struct VarlinkRoundTripBenchmark {
-    static let iterations = ProcessInfo.processInfo.environment["OFFSTAGE_BENCH_ITERATIONS"].flatMap(Int.init) ?? 20_000
-    static let warmUp = 1_000
+    static let iterations = ProcessInfo.processInfo.environment["OFFSTAGE_BENCH_ITERATIONS"].flatMap(Int.init) ?? 2_000
+    static let warmUp = 200
 
-    @Test("p50/p99 of a tiny call vs a bare Unix socket ping-pong (prints, asserts nothing about time)")
+    @Test("calls in a row on one connection, with and without a timeout, are each answered with their own result; p50/p99 printed next to a bare socket ping-pong")
     func roundTrip() async throws {
         let message = Array(ipcCallText("io.offstage.Test.Add", ["a": 1, "b": 2]).utf8)
         let bare = try Self.bareRoundTrip(message: message)
         var varlink: (p50: Double, p99: Double) = (0, 0)
         var varlinkWithTimeout: (p50: Double, p99: Double) = (0, 0)
+        var calls = 0
+        var wrong: [String] = []
         try await withIPCTestServer { _, path, _ in
             let connection = try VarlinkConnection(path: path)
             varlink = try Self.measure {
-                _ = try connection.call("io.offstage.Test.Add", IPCAdd(a: 1, b: 2), as: IPCSum.self)
+                calls += 1
+                let sum = try connection.call("io.offstage.Test.Add", IPCAdd(a: calls, b: 2), as: IPCSum.self).sum
+                if sum != calls + 2 { wrong.append("\(calls) + 2 answered \(sum)") }
             }
             varlinkWithTimeout = try Self.measure {
-                _ = try connection.call(
-                    "io.offstage.Test.Add", IPCAdd(a: 1, b: 2), as: IPCSum.self, timeout: .seconds(5))
+                calls += 1
+                let sum = try connection.call(
+                    "io.offstage.Test.Add", IPCAdd(a: calls, b: 2), as: IPCSum.self, timeout: .seconds(5)
+                ).sum
+                if sum != calls + 2 { wrong.append("\(calls) + 2 answered \(sum) (with a timeout)") }
             }
         }
         func format(_ value: (p50: Double, p99: Double)) -> String {
@@ -42,7 +50,8 @@ struct VarlinkRoundTripBenchmark {
         #if DEBUG
         print("  (a debug build: `swift test -c release --filter VarlinkRoundTripBenchmark` gives representative ones)")
         #endif
-        #expect(varlink.p50 > 0)
+        #expect(calls == 2 * (Self.warmUp + Self.iterations))
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
     }
 
     static func measure(_ body: () throws -> Void) throws -> (p50: Double, p99: Double) {
