@@ -149,9 +149,20 @@ struct MemoryLimitIntegrationTests {
             try daemon.ok("open", Self.viewer)
             try daemon.waitFor(Self.viewer, "active")
             #expect(try String(contentsOfFile: group + "/" + limitFile, encoding: .utf8).hasPrefix("\(32 << 20)"), "the small one is still out of front")
+            let bigGroup = try Self.memoryGroup(daemon, mount: mount, pid: try #require(try daemon.app(Self.viewer).pid))
             try daemon.ok("home")
-            try daemon.waitUntil("the big viewer is ended for its background limit", timeout: 15) {
-                try daemon.app(Self.viewer).lastTermination != nil
+            do {
+                try daemon.waitUntil("the big viewer is ended for its background limit", timeout: 15) {
+                    try daemon.app(Self.viewer).lastTermination != nil
+                }
+            } catch {
+                // Failed once in a full run and never alone: what the daemon, the viewer and its group say, for the next time.
+                let log = (try? daemon.log(Self.viewer).map { "\($0.kind): \($0.message)" }.joined(separator: "\n")) ?? ""
+                let usageFile = limitFile == "memory.max" ? "memory.current" : "memory.usage_in_bytes"
+                let limit = (try? String(contentsOfFile: bigGroup + "/" + limitFile, encoding: .utf8)) ?? "unreadable"
+                let usage = (try? String(contentsOfFile: bigGroup + "/" + usageFile, encoding: .utf8)) ?? "unreadable"
+                Issue.record("\(error)\nits group: limit \(limit), usage \(usage)\nits log:\n\(log)\nits output:\n\(daemon.output(Self.viewer))")
+                return
             }
             #expect(try daemon.app(Self.viewer).lastTermination == "exceeded its background memory limit of 32 MB (killed by signal 9)")
             #expect(try daemon.app(Self.viewer).state == "notRunning")
