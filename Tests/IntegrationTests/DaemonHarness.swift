@@ -32,7 +32,21 @@ final class DaemonHarness: @unchecked Sendable {
     /// list over the socket in this process instead of running the CLI.
     private let polling = Mutex(0)
 
+    /// The machine's memory pressure as the daemons under test read it: PSI's thresholds out of reach and the
+    /// available-memory fallback off, unless a test sets them. The tests share one machine, and those that take an
+    /// app to its memory limit make the machine's PSI jump for a second or two; read at the defaults, that would warn
+    /// every other test's running apps, and a photo viewer warned in front frees its photos, so a test of memory
+    /// pressure set by hand or of a background limit would see less memory than its apps hold. Memory pressure is
+    /// then what a test sets: with `offstage device` or an app memory budget.
+    static let machinePressureOutOfReach: [String: JSONValue] = [
+        "psiSomeWarning": 100, "psiSomeCritical": 100, "psiFullCritical": 100, "availableWarning": 0, "availableCritical": 0,
+    ]
+
     init(settings: [String: JSONValue] = DaemonHarness.fastTimings, environment: [String: String] = [:]) throws {
+        var settings = settings
+        var pressure: [String: JSONValue] = [:]
+        if case .object(let given)? = settings["machinePressure"] { pressure = given }
+        settings["machinePressure"] = .object(pressure.merging(Self.machinePressureOutOfReach) { given, _ in given })
         self.environment = environment
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("offstage-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)

@@ -92,7 +92,8 @@ struct MemoryPressureIntegrationTests {
                 if Limits.controllerMount != nil, band == "suspended" {
                     // Its group counted its four photos and more.
                     let megabytes = exit.split(separator: ",").last?.split(separator: " ").first.flatMap { Int($0) }
-                    #expect((megabytes ?? 0) >= 32, "\(id): \(exit)")
+                    let warnings = try daemon.log().filter { $0.message.contains("memory warning") }.map(\.message)
+                    #expect((megabytes ?? 0) >= 32, "\(id): \(exit); warnings: \(warnings); \(daemon.output(id))")
                 }
                 #expect(!daemon.output(id).contains("will-terminate"), "no callback (LC-5)")
             }
