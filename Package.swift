@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "OffstageProtocol", dependencies: ["OffstageCore"], swiftSettings: strict),
         // How a shell answers the apps' calls that only ask or tell the core: shared by the daemon and the test kit, so
         // that an app under test is answered as the daemon answers it.
-        .target(name: "OffstageHost", dependencies: ["OffstageCore", "OffstageProtocol"], swiftSettings: strict),
+        .target(name: "OffstageHost", dependencies: ["OffstageCore", "OffstageProtocol", "OffstagePush"], swiftSettings: strict),
         // The push gateway (SPEC NT-3): the APNs-compatible provider API and the Web Push front door over HTTP/2, its
         // rules, and a provider client (the CLI's `push`). Storage is a port: SQLite in the daemon, PostgreSQL in
         // `offstage-push`.
@@ -168,7 +168,7 @@ let package = Package(
         // test's own process.
         .target(
             name: "OffstageTesting",
-            dependencies: ["Offstage", "OffstageCore", "OffstageProtocol", "OffstageHost", "OffstageSimulator"],
+            dependencies: ["Offstage", "OffstageCore", "OffstageProtocol", "OffstageHost", "OffstageSimulator", "OffstagePush"],
             swiftSettings: strict),
 
         // The committed fuzz inputs, replayed by the test targets of the parsers they were found for.
@@ -212,6 +212,7 @@ let package = Package(
         // The examples' own tests, as their developers would write them with the kit.
         .testTarget(name: "RefreshAppTests", dependencies: ["RefreshApp", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "AlarmTests", dependencies: ["Alarm", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        .testTarget(name: "MessengerTests", dependencies: ["Messenger", "Offstage", "OffstageTesting"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).

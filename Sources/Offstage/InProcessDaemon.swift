@@ -59,6 +59,7 @@ public enum InProcessApp {
         TaskScheduler.shared.forgetProcess()
         UserNotificationCenter.current().forgetProcess()
         RemoteNotificationState.shared.forgetProcess()
+        RemoteNotificationDispatch.shared.forgetProcess()
         TransferDispatch.shared.forgetProcess()
         LocationDispatch.shared.forgetProcess()
         VoIPRegistration.shared.forgetProcess()

@@ -25,6 +25,21 @@ final class KitHost: InProcessDaemon {
         var warnings: [String] = []
         /// How many calls the app made so far: the device waits for them to stop before time moves on.
         var calls = 0
+        /// The device tokens issued, by app: one per app, the same at every registration until it is revoked.
+        var pushTokens: [AppID: String] = [:]
+        /// Tokens revoked (the app unregistered or was uninstalled), with their app and when.
+        var revokedTokens: [String: (app: AppID, at: Instant)] = [:]
+        /// The `apns-id` of every push the gateway accepted: a retry is acknowledged, not delivered twice.
+        var acceptedPushes: Set<String> = []
+
+        /// What the app was handed and has not finished, oldest first: callbacks not answered, and the
+        /// remote-notification handlers it has not completed (the SDK answers their callback at once and completes the
+        /// run when the handler returns). Time waits for them.
+        var awaited: [String] {
+            let callbacks = unanswered.sorted { $0.key < $1.key }.map(\.value)
+            guard let app = current?.app, let runs = simulation.core.apps[app]?.process?.pushRuns else { return callbacks }
+            return callbacks + runs.map { "the remote-notification handler of push \($0.push)" }
+        }
     }
 
     let state: Mutex<State>
@@ -80,6 +95,7 @@ final class KitHost: InProcessDaemon {
         )] = [
             AppInterface.name: (AppCalls.methods, AppCalls.answer),
             NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
+            PushInterface.name: (PushCalls.methods, PushCalls.answer),
         ]
 
     private func answer(_ call: VarlinkReceivedCall) -> Result<any Encodable & Sendable, VarlinkError> {
@@ -93,6 +109,9 @@ final class KitHost: InProcessDaemon {
                     Self.error(
                         "\(interface).NotAnApp", "the app's process is not running on the test device",
                         fix: "make calls from the app's code while the test device runs it"))
+            }
+            if interface == PushInterface.name, let reply = Self.registration(name, current.app, &state) {
+                return .success(reply)
             }
             guard let answered = Self.answered[interface], answered.methods.contains(name) else {
                 if state.unsupported.insert(method).inserted {
@@ -117,6 +136,40 @@ final class KitHost: InProcessDaemon {
                 return .failure(Self.error("io.offstage.Protocol.InternalError", "\(error)", fix: "report it"))
             }
         }
+    }
+
+    /// The kit's own answer to a push registration (`Register`, `Unregister`), nil for any other method. The daemon
+    /// keeps tokens in its store and registers them with its gateway; the kit keeps them here, for its gateway
+    /// (``TestDevice/sendPush(_:to:headers:)``).
+    private static func registration(_ method: String, _ app: AppID, _ state: inout State) -> (any Encodable & Sendable)? {
+        switch method {
+        case "Register":
+            let token = state.pushTokens[app] ?? Self.newToken()
+            state.pushTokens[app] = token
+            return PushInterface.RegisterReply(
+                registration: .init(token: token, gateway: Self.gateway, topic: app.rawValue))
+        case "Unregister":
+            revokeToken(of: app, &state)
+            return EmptyReply()
+        default:
+            return nil
+        }
+    }
+
+    /// Revokes the app's token, if it has one: the gateway answers 410 `Unregistered` for it from now on.
+    static func revokeToken(of app: AppID, _ state: inout State) {
+        guard let token = state.pushTokens.removeValue(forKey: app) else { return }
+        state.revokedTokens[token] = (app, state.simulation.now)
+    }
+
+    /// Where the kit says app servers send pushes: a name that cannot resolve (RFC 2606), since the kit's gateway is
+    /// called in the test's process, not over the network.
+    static let gateway = "https://push.offstage-testing.invalid"
+
+    /// A device token: 32 random bytes in hexadecimal, as the daemon issues them.
+    private static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
     }
 
     /// An error reply with the message and fix every Offstage error carries.

@@ -33,6 +33,8 @@ public final class TestDevice {
     private var makeDelegate: (@MainActor () -> any ApplicationDelegate)?
     /// The folder apps keep their data in, removed with the device.
     let folder: URL
+    /// The push gateway and the app server's key, once a test sent a push.
+    var pushServerMade: KitPushServer?
 
     /// How long (real time) the app may take to answer a callback before the test fails: a delegate method or
     /// handler that never returns is reported, not waited for forever.
@@ -113,9 +115,14 @@ public final class TestDevice {
                 for event in events { try handle(event) }
                 continue
             }
+            // What the app's calls made due now (a notification with no trigger) happens now, not when time next moves.
+            if host.with({ $0.simulation.step(until: $0.simulation.now) }) {
+                quiet = 0
+                continue
+            }
             // Work the app queued (a Task it started in a handler) runs on the main actor between callbacks.
             await Task.yield()
-            let (unanswered, callsNow) = host.with { ($0.unanswered, $0.calls) }
+            let (unanswered, callsNow) = host.with { ($0.awaited, $0.calls) }
             if unanswered.isEmpty {
                 waitingSince = nil
                 // Idle once a few rounds in a row brought neither an event nor a call of the app's.
@@ -128,9 +135,7 @@ public final class TestDevice {
             let start = waitingSince ?? .now
             waitingSince = start
             if ContinuousClock.now - start > handlerTimeout {
-                throw TestKitError.handlerDidNotReturn(
-                    callback: unanswered.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", "),
-                    after: handlerTimeout)
+                throw TestKitError.handlerDidNotReturn(callback: unanswered.joined(separator: ", "), after: handlerTimeout)
             }
             // An async handler (a notification delegate's, a task of the app's) runs on another executor.
             try await Task.sleep(for: .milliseconds(1))

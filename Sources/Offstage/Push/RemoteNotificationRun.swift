@@ -42,6 +42,13 @@ final class RemoteNotificationRun: Sendable {
     /// Whether the run was completed.
     var isCompleted: Bool { claim.isCompleted }
 
+    /// Its process is gone: nothing of it answers any more; its handler is cancelled and its timer stopped.
+    func abandon() {
+        guard let claimed = claim.claim() else { return }
+        claimed.timer?.cancel()
+        claimed.work?.cancel()
+    }
+
     /// Completes the run; later calls are ignored.
     func complete(_ result: BackgroundFetchResult) {
         guard let claimed = claim.claim() else { return }
@@ -122,6 +129,10 @@ final class RemoteNotificationDispatch {
     /// Whether run `number` is in progress.
     func isOpen(_ number: UInt64) -> Bool { runs.isOpen(number) }
 
+    /// The app's process ended (test kit): its open runs are dropped unanswered, their handlers cancelled and their
+    /// timers stopped, and the numbers it saw are forgotten: the next process's daemon numbers its runs afresh.
+    func forgetProcess() { runs.forget().forEach { $0.abandon() } }
+
     /// The handler's user info: the whole payload — `aps` and the server's own keys — as a notification's user info
     /// reads (whole numbers as `Int`, objects as `[String: any Sendable]`), and the push's `apns-id` under
     /// ``RemoteNotification/apnsIDKey``.
@@ -163,4 +174,12 @@ final class RunBook: Sendable {
     }
 
     func isOpen(_ number: UInt64) -> Bool { state.withLock { $0.open[number] != nil } }
+
+    /// Forgets every number, returning the runs that were open.
+    func forget() -> [RemoteNotificationRun] {
+        state.withLock { state in
+            defer { state = ([:], []) }
+            return Array(state.open.values)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageHost
 import OffstagePush
 
 /// The gateway's storage on one device (decisions 0032, 0034): provider keys, tokens and Web Push subscriptions in
@@ -36,28 +37,9 @@ struct EmbeddedPushBackend: PushGatewayBackend, WebPushBackend {
     }
 
     func accept(_ accepted: AcceptedPush) async throws -> Acceptance {
-        let push = Self.remotePush(accepted)
+        let push = RemotePush(accepted: accepted)
         // A retry of a push already stored is acknowledged again and not handed in twice.
         if let stored = try store.acceptPush(push) { deliver(stored) }
         return .stored
-    }
-
-    /// The core's value of an accepted push.
-    static func remotePush(_ accepted: AcceptedPush) -> RemotePush {
-        let aps = accepted.aps
-        let alert = aps.alert.map { PushAlert(title: $0.title ?? "", subtitle: $0.subtitle ?? "", body: $0.body ?? "") }
-        return RemotePush(
-            id: accepted.apnsID, app: AppID(accepted.app),
-            type: CorePushType(rawValue: accepted.pushType.rawValue) ?? .alert,
-            priority: accepted.priority.rawValue, collapseID: accepted.collapseID,
-            expiresAt: accepted.expiration.map(Self.instant), acceptedAt: instant(accepted.acceptedAt),
-            aps: PushAPS(
-                alert: alert, badge: aps.badge, sound: aps.sound?.name, threadID: aps.threadID, category: aps.category,
-                contentAvailable: aps.contentAvailable, mutableContent: aps.mutableContent),
-            payload: String(decoding: accepted.payload, as: UTF8.self), attemptOnce: accepted.attemptOnce)
-    }
-
-    static func instant(_ date: Date) -> Instant {
-        Instant(nanosecondsSinceEpoch: Int64((date.timeIntervalSince1970 * 1e9).rounded()))
     }
 }

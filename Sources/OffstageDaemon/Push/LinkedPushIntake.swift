@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageHost
 import OffstagePush
 
 /// What the device does with a push the remote gateway sent over the link (decision 0035): it becomes the inbox's
@@ -26,6 +27,6 @@ enum LinkedPushIntake {
                 throw DeviceLinkError(description: "Web Push message \(linked.apnsID) does not decrypt with its subscription's keys: \(error)")
             }
         }
-        return EmbeddedPushBackend.remotePush(accepted)
+        return RemotePush(accepted: accepted)
     }
 }

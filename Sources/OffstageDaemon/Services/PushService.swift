@@ -1,4 +1,5 @@
 import OffstageCore
+import OffstageHost
 import OffstageProtocol
 import OffstagePush
 
@@ -12,7 +13,7 @@ struct PushService: VarlinkInterface {
     }
 
     var methods: [String: VarlinkMethodHandler] {
-        [
+        let registration: [String: VarlinkMethodHandler] = [
             "Register": { context, _, responder in
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)
                 guard let address = engine.pushAddress else { throw engine.noPushGateway(in: PushInterface.name) }
@@ -64,26 +65,8 @@ struct PushService: VarlinkInterface {
                 engine.flushLog()
                 responder.reply()
             },
-            "CompleteRemoteNotification": { context, request, responder in
-                let parameters = try request.decodeParameters(PushInterface.CompleteParameters.self)
-                let (id, pid) = try engine.requireApp(context, in: PushInterface.name)
-                guard let result = TaskResult(rawValue: parameters.result) else {
-                    throw CoreError(
-                        .invalidArgument, "result \(QuotedText.quote(parameters.result)) is not a handler result",
-                        fix: "complete with newData, noData or failed"
-                    ).varlink(in: PushInterface.name)
-                }
-                let actions: [CoreAction]
-                do throws(CoreError) {
-                    actions = try engine.core.completeRemoteNotification(
-                        id, pid: pid, run: parameters.run, result: result, at: engine.now)
-                } catch {
-                    throw error.varlink(in: PushInterface.name)
-                }
-                engine.apply(actions)
-                responder.reply()
-            },
         ]
+        return registration.merging(engine.hostMethods(PushCalls.methods, in: PushInterface.name, answer: PushCalls.answer)) { own, _ in own }
     }
 }
 

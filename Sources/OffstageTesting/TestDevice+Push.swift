@@ -1,0 +1,139 @@
+import Foundation
+import OffstageCore
+import OffstageHost
+import OffstagePush
+
+extension TestDevice {
+    /// What the push gateway answered the app server: APNs' status, the `apns-id`, and for a refusal APNs' reason.
+    public struct PushResponse: Sendable, Hashable, CustomStringConvertible {
+        /// 200 when the push was accepted; else APNs' status (400, 403, 410, 413, 429 …).
+        public var status: Int
+        /// The notification's `apns-id`: the one sent, or the one the gateway gave it.
+        public var apnsID: String
+        /// APNs' reason of a refusal (`BadDeviceToken`, `Unregistered`, `PayloadTooLarge` …); nil when accepted.
+        public var reason: String?
+
+        /// Whether the gateway accepted the push (200).
+        public var isAccepted: Bool { status == 200 }
+
+        public var description: String { reason.map { "\(status) \($0) (apns-id \(apnsID))" } ?? "\(status) (apns-id \(apnsID))" }
+    }
+
+    /// An app server sends `payload` to the device token `app` registered, with APNs' `headers` (`apns-push-type`,
+    /// `apns-priority`, `apns-expiration`, `apns-collapse-id`, `apns-id`; `apns-topic` defaults to the app's bundle
+    /// identifier), through the same gateway rules as `offstaged`'s: the answer is what the server would get. An
+    /// accepted push reaches the device at once and what it sets off happens before this returns.
+    ///
+    /// ```swift
+    /// let response = try await device.sendPush(#"{"aps":{"content-available":1},"message":"m-1"}"#, to: app)
+    /// #expect(response.isAccepted)
+    /// #expect(device.pushOutcome(response.apnsID) == "handled: newData")
+    /// ```
+    ///
+    /// - Throws: ``TestKitError/invalidArgument(_:)`` when the app has not registered for remote notifications (it has
+    ///   no token to send to).
+    @discardableResult
+    public func sendPush(_ payload: String, to app: TestApp, headers: [String: String] = [:]) async throws -> PushResponse {
+        guard let token = app.pushToken else {
+            throw TestKitError.invalidArgument(
+                "'\(app.id)' has not registered for remote notifications, so no server has a token to send to: have the "
+                    + "app call registerForRemoteNotifications() (at launch, as iOS apps do) first")
+        }
+        var headers = headers
+        if headers["apns-topic"] == nil { headers["apns-topic"] = app.id }
+        return try await sendPush(payload, toDeviceToken: token, headers: headers)
+    }
+
+    /// An app server sends `payload` to device token `token` with APNs' `headers`, which must name the app in
+    /// `apns-topic`: for a token the test makes up, an old one, or another app's. See ``sendPush(_:to:headers:)``.
+    @discardableResult
+    public func sendPush(_ payload: String, toDeviceToken token: String, headers: [String: String]) async throws -> PushResponse {
+        try await runUntilIdle()
+        let server = try await pushServer()
+        var fields = headers.map { PushHeaderField($0.key.lowercased(), $0.value) }
+        fields.append(PushHeaderField("authorization", "bearer \(try await server.signer.token(now: now))"))
+        let request = PushHTTPRequest(
+            method: "POST", path: "\(APNsRequestRules.pathPrefix)/\(token)", headers: fields, body: Data(payload.utf8),
+            authority: String(KitHost.gateway.dropFirst("https://".count)), scheme: "https")
+        let response = await server.gateway.handle(request)
+        try await runUntilIdle()
+        let apnsID = response.headers.first { $0.name == APNsHeaderName.id }?.value ?? ""
+        let reason = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["reason"] as? String
+        return PushResponse(status: response.status, apnsID: apnsID, reason: response.status == 200 ? nil : reason)
+    }
+
+    /// What became of the push with this `apns-id`, as `offstage push-status` says it (`handled: newData`, `shown`,
+    /// `coalesced: <newer apns-id>`, `expired`, `not-delivered: …`, `cut-off: …`); `held` while it waits for the
+    /// app's budget; nil for a push the device never got or has not finished with.
+    public func pushOutcome(_ apnsID: String) -> String? {
+        host.with { state in
+            if state.simulation.heldPushes[apnsID] != nil { return "held" }
+            return state.simulation.pushOutcomes[apnsID]?.description
+        }
+    }
+
+    /// The kit's gateway and the app server's key, made at the first push.
+    private func pushServer() async throws -> KitPushServer {
+        if let server = pushServerMade { return server }
+        let server = try await KitPushServer(host: host)
+        pushServerMade = server
+        return server
+    }
+}
+
+extension TestApp {
+    /// The device token the app registered for remote notifications, as its server got it; nil when it has not
+    /// registered, or unregistered.
+    public var pushToken: String? { device.host.with { $0.pushTokens[appID] } }
+}
+
+/// The push gateway of a test device: `offstaged`'s (``APNsGateway``) over the kit's tokens, on the device's virtual
+/// clock, with one provider key that the test's "app server" signs with. The kit's own key stands in for the app
+/// developer's: provider keys are not what an app's test is about.
+final class KitPushServer: Sendable {
+    static let keyID = "KITKEY0001"
+    static let teamID = "KITTEAM001"
+
+    let gateway: APNsGateway
+    let signer: ProviderTokenSigner
+
+    init(host: KitHost) async throws {
+        let pair = ProviderKeyPair.generate()
+        signer = try await ProviderTokenSigner(keyID: Self.keyID, teamID: Self.teamID, privateKeyPEM: pair.privateKeyPEM)
+        let backend = KitPushBackend(
+            host: host, key: ProviderKey(id: Self.keyID, teamID: Self.teamID, publicKeyPEM: pair.publicKeyPEM))
+        gateway = APNsGateway(backend: backend, now: { Date(timeIntervalSince1970: host.nowSeconds) })
+    }
+}
+
+/// The gateway's storage port on the kit: the tokens the app registered, and an accepted push handed to the core at
+/// once, as the daemon's inbox hands it.
+struct KitPushBackend: PushGatewayBackend {
+    let host: KitHost
+    let key: ProviderKey
+
+    func providerKey(id: String) async throws -> ProviderKey? { id == key.id ? key : nil }
+
+    func lookUp(token: String) async throws -> TokenLookup {
+        host.with { state in
+            if let app = state.pushTokens.first(where: { $0.value == token })?.key {
+                return .active(app: app.rawValue, device: "test-device")
+            }
+            if let revoked = state.revokedTokens[token] {
+                return .revoked(at: Date(timeIntervalSince1970: revoked.at.secondsSinceEpoch))
+            }
+            return .unknown
+        }
+    }
+
+    func accept(_ push: AcceptedPush) async throws -> Acceptance {
+        host.with { state in
+            // A retry of a push already taken is acknowledged again and not handed in twice.
+            let id = push.apnsID
+            if state.simulation.pushOutcomes[id] == nil, state.simulation.heldPushes[id] == nil, state.acceptedPushes.insert(id).inserted {
+                state.simulation.receivePush(RemotePush(accepted: push))
+            }
+        }
+        return .stored
+    }
+}
