@@ -177,3 +177,6 @@ final class KitHost: InProcessDaemon {
         VarlinkError(name, parameters: ["message": .string(message), "fix": .string(fix)])
     }
 }
+
+/// The core's memory pressure, named apart from ``TestDevice/MemoryPressure`` for the device's own code.
+typealias CoreMemoryPressure = MemoryPressure

@@ -204,10 +204,24 @@ public final class TestDevice {
         case metered
     }
 
+    /// How short of memory the device is (SPEC MEM-1).
+    public enum MemoryPressure: String, Sendable {
+        /// Enough memory.
+        case normal
+        /// Memory is getting short: the running apps get a memory warning.
+        case warning
+        /// Memory is short: after the warning's grace the system ends apps, suspended ones least recently used first,
+        /// one at a time, until it is not.
+        case critical
+    }
+
     /// Changes what the device's sensors say; each argument left out stays as it is. The defaults: battery at 80 %,
-    /// not charging, an unmetered network.
-    public func setConditions(batteryLevel: Int? = nil, charging: Bool? = nil, network: Network? = nil) async throws {
+    /// not charging, an unmetered network, memory pressure normal.
+    public func setConditions(
+        batteryLevel: Int? = nil, charging: Bool? = nil, network: Network? = nil, memoryPressure: MemoryPressure? = nil
+    ) async throws {
         var reading = host.with { $0.simulation.core.device.machine }
+        if let memoryPressure { reading.memoryPressure = CoreMemoryPressure(rawValue: memoryPressure.rawValue) }
         if let batteryLevel {
             guard (0...100).contains(batteryLevel) else { throw TestKitError.invalidArgument("batteryLevel \(batteryLevel): must be 0...100") }
             reading.batteryLevel = batteryLevel
