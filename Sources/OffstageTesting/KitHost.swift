@@ -27,7 +27,7 @@ final class KitHost: InProcessDaemon {
         var calls = 0
         /// The device tokens issued, by app: one per app, the same at every registration until it is revoked.
         var pushTokens: [AppID: String] = [:]
-        /// Tokens revoked (the app unregistered or was uninstalled), with their app and when.
+        /// Tokens revoked (the app unregistered), with their app and when.
         var revokedTokens: [String: (app: AppID, at: Instant)] = [:]
         /// The `apns-id` of every push the gateway accepted: a retry is acknowledged, not delivered twice.
         var acceptedPushes: Set<String> = []
