@@ -50,3 +50,24 @@ extension TestDevice {
         return try install(manifest, delegate: delegate)
     }
 }
+
+extension TestDevice {
+    /// The user uninstalls `app` (SPEC MAN-3): a running process hears will-terminate and ends (a suspended one ends
+    /// silently), and the system forgets everything the app had — its scheduled work, its notifications, its device
+    /// token (its server now gets 410 `Unregistered`) — and removes its data folder. Installing it again starts
+    /// afresh.
+    ///
+    /// - Throws: ``TestKitError/refused(message:fix:)`` when the app is not installed.
+    public func uninstall(_ app: TestApp) async throws {
+        try await user { simulation throws(CoreError) in try simulation.uninstall(app.appID) }
+        host.with { KitHost.revokeToken(of: app.appID, &$0) }
+        try? FileManager.default.removeItem(at: app.dataDirectory)
+    }
+}
+
+extension TestApp {
+    /// The app's data folder: where the SDK puts the app's files (`DurableStore.standard`), as `OFFSTAGE_DATA_DIR`
+    /// names it on a device. They stay across launches and go with an uninstall. Give it to an app that reads the
+    /// variable itself.
+    public var dataDirectory: URL { device.folder.appendingPathComponent(id, isDirectory: true) }
+}

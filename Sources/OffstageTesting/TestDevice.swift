@@ -187,7 +187,7 @@ public final class TestDevice {
     }
 
     /// Does what the user did, then lets what it set off happen.
-    private func user(_ action: (inout Simulation) throws(CoreError) -> Void) async throws {
+    func user(_ action: (inout Simulation) throws(CoreError) -> Void) async throws {
         try host.with { state in try refusing { try action(&state.simulation) } }
         try await runUntilIdle()
     }
@@ -288,7 +288,7 @@ public final class TestDevice {
         switch event {
         case .launched(let id, let pid, let reason):
             guard let app, app.appID == id, let makeDelegate else { return }
-            let data = folder.appendingPathComponent(id.rawValue, isDirectory: true)
+            let data = app.dataDirectory
             try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
             let multitasking = host.with { state in
                 state.current = (id, pid)
