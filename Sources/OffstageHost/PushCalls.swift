@@ -37,6 +37,38 @@ public enum PushCalls {
             throw VarlinkError.methodNotFound("\(PushInterface.name).\(method)")
         }
     }
+
+    /// The application server key a `SubscribeWebPush` call restricts the subscription to: nil for none, or the
+    /// decoded key.
+    ///
+    /// - Throws: `io.offstage.Push.InvalidArgument` when the text is not a P-256 public key in base64url.
+    public static func applicationServerKey(_ parameters: PushInterface.SubscribeWebPushParameters) throws(VarlinkError) -> Data? {
+        guard let text = parameters.applicationServerKey else { return nil }
+        guard let key = Base64URL.decode(text), VAPIDCredentials.isPublicKey(key) else {
+            throw CoreError(
+                .invalidArgument,
+                "applicationServerKey \(QuotedText.quote(text)) is not a P-256 public key (65 bytes, uncompressed, base64url)",
+                fix: "give the app server's VAPID public key, as browsers take it for PushManager.subscribe"
+            ).varlink(in: PushInterface.name)
+        }
+        return key
+    }
+
+    /// The refusal of a subscription asked with another key than the live one's.
+    public static let otherApplicationServerKey = CoreError(
+        .invalidArgument,
+        "the app's Web Push subscription is restricted to another application server key than the one given",
+        fix: "unsubscribe first (unregisterForWebPush), then subscribe with the new key"
+    ).varlink(in: PushInterface.name)
+
+    /// The subscription as the app receives it.
+    public static func subscription(
+        endpoint: String, keys: WebPushUserAgentKeys, applicationServerKey: Data?
+    ) -> PushInterface.WebPushSubscriptionMessage {
+        PushInterface.WebPushSubscriptionMessage(
+            endpoint: endpoint, p256dh: Base64URL.encode(keys.publicKey), auth: Base64URL.encode(keys.authSecret),
+            applicationServerKey: applicationServerKey.map(Base64URL.encode))
+    }
 }
 
 extension RemotePush {

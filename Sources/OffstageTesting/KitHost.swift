@@ -3,6 +3,7 @@ import Foundation
 import OffstageCore
 import OffstageHost
 import OffstageProtocol
+import OffstagePush
 import OffstageSimulator
 import Synchronization
 
@@ -31,6 +32,10 @@ final class KitHost: InProcessDaemon {
         var revokedTokens: [String: (app: AppID, at: Instant)] = [:]
         /// The `apns-id` of every push the gateway accepted: a retry is acknowledged, not delivered twice.
         var acceptedPushes: Set<String> = []
+        /// Each app's live Web Push subscription: the device is its user agent and keeps its keys.
+        var webPushSubscriptions: [AppID: GatewaySubscription] = [:]
+        /// Subscriptions ended (the app unsubscribed, or was uninstalled), by id, with when.
+        var endedSubscriptions: [String: Instant] = [:]
 
         /// What the app was handed and has not finished, oldest first: callbacks not answered, and the
         /// remote-notification handlers it has not completed (the SDK answers their callback at once and completes the
@@ -110,8 +115,12 @@ final class KitHost: InProcessDaemon {
                         "\(interface).NotAnApp", "the app's process is not running on the test device",
                         fix: "make calls from the app's code while the test device runs it"))
             }
-            if interface == PushInterface.name, let reply = Self.registration(name, current.app, &state) {
-                return .success(reply)
+            if interface == PushInterface.name, Self.registrations.contains(name) {
+                do throws(VarlinkError) {
+                    return .success(try Self.registration(name, call, current.app, &state))
+                } catch {
+                    return .failure(error)
+                }
             }
             guard let answered = Self.answered[interface], answered.methods.contains(name) else {
                 if state.unsupported.insert(method).inserted {
@@ -138,10 +147,15 @@ final class KitHost: InProcessDaemon {
         }
     }
 
-    /// The kit's own answer to a push registration (`Register`, `Unregister`), nil for any other method. The daemon
-    /// keeps tokens in its store and registers them with its gateway; the kit keeps them here, for its gateway
-    /// (``TestDevice/sendPush(_:to:headers:)``).
-    private static func registration(_ method: String, _ app: AppID, _ state: inout State) -> (any Encodable & Sendable)? {
+    /// The push calls the kit answers itself: registrations, which the daemon keeps in its store.
+    static let registrations: Set<String> = ["Register", "Unregister", "SubscribeWebPush", "UnsubscribeWebPush"]
+
+    /// The kit's own answer to a push registration (one of ``registrations``). The daemon keeps tokens and
+    /// subscriptions in its store and registers them with its gateway; the kit keeps them here, for its gateway
+    /// (``TestDevice/sendPush(_:to:headers:)``, ``TestDevice/sendWebPush(_:to:headers:)``).
+    private static func registration(
+        _ method: String, _ call: VarlinkReceivedCall, _ app: AppID, _ state: inout State
+    ) throws(VarlinkError) -> any Encodable & Sendable {
         switch method {
         case "Register":
             let token = state.pushTokens[app] ?? Self.newToken()
@@ -151,10 +165,35 @@ final class KitHost: InProcessDaemon {
         case "Unregister":
             revokeToken(of: app, &state)
             return EmptyReply()
+        case "SubscribeWebPush":
+            let key = try PushCalls.applicationServerKey(
+                try call.decodeParameters(as: PushInterface.SubscribeWebPushParameters.self))
+            let subscription =
+                state.webPushSubscriptions[app]
+                ?? GatewaySubscription(
+                    id: Base64URL.encode(Data(Self.randomBytes(32))), app: app.rawValue, device: KitPushBackend.device,
+                    applicationServerKey: key, userAgentKeys: WebPushUserAgentKeys.generate())
+            guard subscription.applicationServerKey == key, let keys = subscription.userAgentKeys else {
+                throw PushCalls.otherApplicationServerKey
+            }
+            state.webPushSubscriptions[app] = subscription
+            return PushInterface.SubscribeWebPushReply(
+                subscription: PushCalls.subscription(
+                    endpoint: Self.webPushEndpoint(subscription.id), keys: keys, applicationServerKey: key))
         default:
-            return nil
+            endSubscription(of: app, &state)
+            return EmptyReply()
         }
     }
+
+    /// Ends the app's Web Push subscription, if it has one: its endpoint answers 410 from now on.
+    static func endSubscription(of app: AppID, _ state: inout State) {
+        guard let subscription = state.webPushSubscriptions.removeValue(forKey: app) else { return }
+        state.endedSubscriptions[subscription.id] = state.simulation.now
+    }
+
+    /// The push resource of a subscription, at the kit's gateway.
+    static func webPushEndpoint(_ id: String) -> String { "\(gateway)/push/\(id)" }
 
     /// Revokes the app's token, if it has one: the gateway answers 410 `Unregistered` for it from now on.
     static func revokeToken(of app: AppID, _ state: inout State) {
@@ -167,9 +206,12 @@ final class KitHost: InProcessDaemon {
     static let gateway = "https://push.offstage-testing.invalid"
 
     /// A device token: 32 random bytes in hexadecimal, as the daemon issues them.
-    private static func newToken() -> String {
+    private static func newToken() -> String { randomBytes(32).map { String(format: "%02x", $0) }.joined() }
+
+    /// `count` bytes from the system's secure generator.
+    private static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     /// An error reply with the message and fix every Offstage error carries.

@@ -54,13 +54,16 @@ extension TestDevice {
 extension TestDevice {
     /// The user uninstalls `app` (SPEC MAN-3): a running process hears will-terminate and ends (a suspended one ends
     /// silently), and the system forgets everything the app had — its scheduled work, its notifications, its device
-    /// token (its server now gets 410 `Unregistered`) — and removes its data folder. Installing it again starts
+    /// token and Web Push subscription (its servers now get 410) — and removes its data folder. Installing it again starts
     /// afresh.
     ///
     /// - Throws: ``TestKitError/refused(message:fix:)`` when the app is not installed.
     public func uninstall(_ app: TestApp) async throws {
         try await user { simulation throws(CoreError) in try simulation.uninstall(app.appID) }
-        host.with { KitHost.revokeToken(of: app.appID, &$0) }
+        host.with { state in
+            KitHost.revokeToken(of: app.appID, &state)
+            KitHost.endSubscription(of: app.appID, &state)
+        }
         try? FileManager.default.removeItem(at: app.dataDirectory)
     }
 }

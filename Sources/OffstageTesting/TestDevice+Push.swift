@@ -6,15 +6,16 @@ import OffstagePush
 extension TestDevice {
     /// What the push gateway answered the app server: APNs' status, the `apns-id`, and for a refusal APNs' reason.
     public struct PushResponse: Sendable, Hashable, CustomStringConvertible {
-        /// 200 when the push was accepted; else APNs' status (400, 403, 410, 413, 429 …).
+        /// 200 when the push was accepted (201 for a Web Push message); else the refusal's status (400, 403, 410,
+        /// 413, 429 …).
         public var status: Int
         /// The notification's `apns-id`: the one sent, or the one the gateway gave it.
         public var apnsID: String
         /// APNs' reason of a refusal (`BadDeviceToken`, `Unregistered`, `PayloadTooLarge` …); nil when accepted.
         public var reason: String?
 
-        /// Whether the gateway accepted the push (200).
-        public var isAccepted: Bool { status == 200 }
+        /// Whether the gateway accepted the push (200, or 201 for a Web Push message).
+        public var isAccepted: Bool { status == 200 || status == 201 }
 
         public var description: String { reason.map { "\(status) \($0) (apns-id \(apnsID))" } ?? "\(status) (apns-id \(apnsID))" }
     }
@@ -62,6 +63,54 @@ extension TestDevice {
         return PushResponse(status: response.status, apnsID: apnsID, reason: response.status == 200 ? nil : reason)
     }
 
+    /// An application server sends `message` to the app's Web Push subscription (RFC 8030), encrypted to the
+    /// subscription's keys (RFC 8291, `aes128gcm`) and signed with the kit's VAPID key (RFC 8292), with the
+    /// request's other `headers` (`ttl` defaults to 60; `urgency`, `topic`; an `authorization` given replaces the
+    /// kit's, and an empty one sends none); the answer is what the server would get
+    /// from `offstaged`'s gateway: 201, with the message's id in ``PushResponse/apnsID`` for ``pushOutcome(_:)``,
+    /// or the status and the reason (`SubscriptionGone`, `MissingAuthorization` …). An app that restricts its
+    /// subscription to a key subscribes with ``webPushApplicationServerKey``.
+    ///
+    /// - Throws: ``TestKitError/invalidArgument(_:)`` when the app has no Web Push subscription, or `message` does not
+    ///   fit one record (about 4 KB).
+    @discardableResult
+    public func sendWebPush(_ message: Data, to app: TestApp, headers: [String: String] = [:]) async throws -> PushResponse {
+        try await runUntilIdle()
+        guard let subscription = host.with({ $0.webPushSubscriptions[app.appID] }), let keys = subscription.userAgentKeys else {
+            throw TestKitError.invalidArgument(
+                "'\(app.id)' has no Web Push subscription, so no server has an endpoint to send to: have the app call "
+                    + "registerForWebPush(applicationServerKey:) first")
+        }
+        let server = try await pushServer()
+        let body: Data
+        do {
+            body = try WebPushEncryptor().encrypt(message, p256dh: keys.publicKey, auth: keys.authSecret)
+        } catch {
+            throw TestKitError.invalidArgument("the message cannot be encrypted: \(error)")
+        }
+        var given = ["ttl": "60", "content-encoding": "aes128gcm"].merging(headers.map { ($0.key.lowercased(), $0.value) }) { _, given in given }
+        if given["authorization"] == nil {
+            given["authorization"] = try await server.vapid.authorization(
+                audience: KitHost.gateway, expiration: now.addingTimeInterval(12 * 3600))
+        }
+        let fields = given.filter { !$0.value.isEmpty }.map { PushHeaderField($0.key, $0.value) }
+        let request = PushHTTPRequest(
+            method: "POST", path: "/push/\(subscription.id)", headers: fields, body: body,
+            authority: String(KitHost.gateway.dropFirst("https://".count)), scheme: "https")
+        let response = await server.webPush.handle(request)
+        try await runUntilIdle()
+        let location = response.headers.first { $0.name == "location" }?.value
+        let id = location.map { String($0.split(separator: "/").last ?? "") } ?? ""
+        let reason = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["reason"] as? String
+        return PushResponse(status: response.status, apnsID: id, reason: response.status == 201 ? nil : reason)
+    }
+
+    /// The kit's VAPID public key (base64url), which ``sendWebPush(_:to:headers:)`` signs with: the key an app gives
+    /// `registerForWebPush(applicationServerKey:)` to accept only this server's messages.
+    public var webPushApplicationServerKey: String {
+        get async throws { Base64URL.encode(try await pushServer().vapid.publicKey) }
+    }
+
     /// What became of the push with this `apns-id`, as `offstage push-status` says it (`handled: newData`, `shown`,
     /// `coalesced: <newer apns-id>`, `expired`, `not-delivered: …`, `cut-off: …`); `held` while it waits for the
     /// app's budget; nil for a push the device never got or has not finished with.
@@ -96,19 +145,27 @@ final class KitPushServer: Sendable {
 
     let gateway: APNsGateway
     let signer: ProviderTokenSigner
+    let webPush: WebPushGateway
+    let vapid: VAPIDSigner
 
     init(host: KitHost) async throws {
         let pair = ProviderKeyPair.generate()
         signer = try await ProviderTokenSigner(keyID: Self.keyID, teamID: Self.teamID, privateKeyPEM: pair.privateKeyPEM)
+        vapid = VAPIDSigner(privateKey: .init(), subject: "mailto:tests@offstage-testing.invalid")
         let backend = KitPushBackend(
             host: host, key: ProviderKey(id: Self.keyID, teamID: Self.teamID, publicKeyPEM: pair.publicKeyPEM))
-        gateway = APNsGateway(backend: backend, now: { Date(timeIntervalSince1970: host.nowSeconds) })
+        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: host.nowSeconds) }
+        gateway = APNsGateway(backend: backend, now: now)
+        webPush = WebPushGateway(backend: backend, now: now)
     }
 }
 
 /// The gateway's storage port on the kit: the tokens the app registered, and an accepted push handed to the core at
 /// once, as the daemon's inbox hands it.
-struct KitPushBackend: PushGatewayBackend {
+struct KitPushBackend: PushGatewayBackend, WebPushBackend {
+    /// The device's name at the gateway.
+    static let device = "test-device"
+
     let host: KitHost
     let key: ProviderKey
 
@@ -117,11 +174,19 @@ struct KitPushBackend: PushGatewayBackend {
     func lookUp(token: String) async throws -> TokenLookup {
         host.with { state in
             if let app = state.pushTokens.first(where: { $0.value == token })?.key {
-                return .active(app: app.rawValue, device: "test-device")
+                return .active(app: app.rawValue, device: Self.device)
             }
             if let revoked = state.revokedTokens[token] {
                 return .revoked(at: Date(timeIntervalSince1970: revoked.at.secondsSinceEpoch))
             }
+            return .unknown
+        }
+    }
+
+    func lookUp(subscription id: String) async throws -> WebPushSubscriptionLookup {
+        host.with { state in
+            if let live = state.webPushSubscriptions.values.first(where: { $0.id == id }) { return .active(live) }
+            if let ended = state.endedSubscriptions[id] { return .gone(at: Date(timeIntervalSince1970: ended.secondsSinceEpoch)) }
             return .unknown
         }
     }

@@ -95,3 +95,16 @@ struct MessengerTests {
         #expect(!app.isRunning)
     }
 }
+
+extension MessengerTests {
+    @Test("NT-3, NT-4: its server's Web Push message, encrypted and VAPID-signed, wakes the suspended messenger, which reads the device-decrypted body and posts the message; after the app is uninstalled the endpoint answers 410")
+    func webPushWakesIt() async throws {
+        let (device, app) = try await Self.suspendedMessenger()
+        let response = try await device.sendWebPush(Data(#"{"message":"m-43"}"#.utf8), to: app)
+        #expect(response.status == 201, "\(response)")
+        #expect(device.pushOutcome(response.apnsID) == "handled: newData")
+        #expect(device.shownNotifications.map(\.body) == ["New message m-43"])
+        try await device.uninstall(app)
+        await #expect(throws: TestKitError.self) { try await device.sendWebPush(Data("{}".utf8), to: app) }
+    }
+}

@@ -36,7 +36,7 @@ struct PushTests {
     static let id = "com.example.pushes"
     static let background = #"{"aps":{"content-available":1},"message":"m-1"}"#
 
-    static func install(_ device: TestDevice, _ delegate: @escaping @MainActor () -> PushDelegate) throws -> TestApp {
+    static func install(_ device: TestDevice, _ delegate: @escaping @MainActor () -> any ApplicationDelegate) throws -> TestApp {
         try device.install(bundleIdentifier: id, backgroundModes: ["remote-notification"], delegate: delegate)
     }
 
@@ -95,5 +95,58 @@ struct PushTests {
         #expect(device.pushOutcome(response.apnsID) == "shown")
         #expect(device.shownNotifications.map(\.title) == ["Ada"])
         #expect(app.isSuspended && !app.callbacks.contains(.other("remoteNotification")))
+    }
+}
+
+extension PushTests {
+    /// Subscribes to Web Push at launch, restricted to `key` when given.
+    final class WebPushDelegate: ApplicationDelegate {
+        let key: String?
+        var endpoint: URL?
+
+        init(key: String?) { self.key = key }
+
+        func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) -> Bool {
+            Task {
+                let key = self.key.flatMap { Data(base64URL: $0) }
+                endpoint = try? await application.registerForWebPush(applicationServerKey: key).endpoint
+            }
+            return true
+        }
+
+        func application(
+            _ application: Application, didReceiveRemoteNotification userInfo: [String: any Sendable]
+        ) async throws -> BackgroundFetchResult {
+            WebPushMessage(userInfo: userInfo) == nil ? .failed : .newData
+        }
+    }
+
+    @Test("NT-3: a subscription restricted to the server's key takes its signed messages and refuses unsigned ones; unsubscribed, the endpoint answers 410 SubscriptionGone")
+    func webPushSubscription() async throws {
+        let device = await TestDevice()
+        let key = try await device.webPushApplicationServerKey
+        let app = try Self.install(device) { WebPushDelegate(key: key) }
+        try await device.open(app)
+        let endpoint = try #require((app.delegate as? WebPushDelegate)?.endpoint)
+        #expect(endpoint.absoluteString.hasPrefix("https://push.offstage-testing.invalid/push/"))
+
+        let signed = try await device.sendWebPush(Data("hello".utf8), to: app, headers: ["urgency": "high"])
+        #expect(signed.status == 201 && device.pushOutcome(signed.apnsID) == "handled: newData", "\(signed)")
+        let unsigned = try await device.sendWebPush(Data("hello".utf8), to: app, headers: ["authorization": ""])
+        #expect(unsigned.status == 401 || unsigned.status == 403, "\(unsigned)")
+        #expect(unsigned.reason == "MissingAuthorization", "\(unsigned)")
+
+        try await Application.shared.unregisterForWebPush()
+        try await device.runUntilIdle()
+        await #expect(throws: TestKitError.self) { try await device.sendWebPush(Data("hello".utf8), to: app) }
+    }
+}
+
+extension Data {
+    /// Base64url, with or without padding, decoded.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
     }
 }

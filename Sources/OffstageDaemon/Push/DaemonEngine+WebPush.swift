@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageHost
 import OffstageProtocol
 import OffstagePush
 
@@ -36,8 +37,6 @@ extension DaemonEngine {
 extension PushInterface.WebPushSubscriptionMessage {
     init(_ row: OffstageStore.WebPushSubscriptionRow, endpoint: String) throws {
         let keys = try WebPushUserAgentKeys(privateKeyRaw: row.privateKey, authSecret: row.authSecret)
-        self.init(
-            endpoint: endpoint, p256dh: Base64URL.encode(keys.publicKey),
-            auth: Base64URL.encode(row.authSecret), applicationServerKey: row.applicationServerKey.map(Base64URL.encode))
+        self = PushCalls.subscription(endpoint: endpoint, keys: keys, applicationServerKey: row.applicationServerKey)
     }
 }

@@ -27,27 +27,12 @@ struct PushService: VarlinkInterface {
                 let parameters = try request.decodeParameters(PushInterface.SubscribeWebPushParameters.self)
                 let (id, _) = try engine.requireApp(context, in: PushInterface.name)
                 guard engine.pushAddress != nil else { throw engine.noPushGateway(in: PushInterface.name) }
-                let key = try parameters.applicationServerKey.map { text throws(VarlinkError) in
-                    guard let key = Base64URL.decode(text), VAPIDCredentials.isPublicKey(key) else {
-                        throw CoreError(
-                            .invalidArgument,
-                            "applicationServerKey \(QuotedText.quote(text)) is not a P-256 public key (65 bytes, uncompressed, base64url)",
-                            fix: "give the app server's VAPID public key, as browsers take it for PushManager.subscribe"
-                        ).varlink(in: PushInterface.name)
-                    }
-                    return key
-                }
+                let key = try PushCalls.applicationServerKey(parameters)
                 let subscription = try engine.pushStoreCall(in: PushInterface.name) {
                     try engine.subscribeWebPush(id, applicationServerKey: key)
                 }
                 engine.flushLog()
-                guard subscription.applicationServerKey == key else {
-                    throw CoreError(
-                        .invalidArgument,
-                        "the app's Web Push subscription is restricted to another application server key than the one given",
-                        fix: "unsubscribe first (unregisterForWebPush), then subscribe with the new key"
-                    ).varlink(in: PushInterface.name)
-                }
+                guard subscription.applicationServerKey == key else { throw PushCalls.otherApplicationServerKey }
                 let message = try engine.pushStoreCall(in: PushInterface.name) {
                     try PushInterface.WebPushSubscriptionMessage(subscription, endpoint: engine.webPushEndpoint(subscription.id) ?? "")
                 }
