@@ -4,14 +4,17 @@ import OffstageHost
 import OffstagePush
 
 extension TestDevice {
-    /// What the push gateway answered the app server: APNs' status, the `apns-id`, and for a refusal APNs' reason.
+    /// What the push gateway answered the app server: the status, the notification's id, and for a refusal the
+    /// reason (APNs', or Web Push's).
     public struct PushResponse: Sendable, Hashable, CustomStringConvertible {
         /// 200 when the push was accepted (201 for a Web Push message); else the refusal's status (400, 403, 410,
         /// 413, 429 …).
         public var status: Int
-        /// The notification's `apns-id`: the one sent, or the one the gateway gave it.
+        /// The notification's `apns-id`: the one sent, or the one the gateway gave it (a Web Push message's, from its
+        /// `Location`).
         public var apnsID: String
-        /// APNs' reason of a refusal (`BadDeviceToken`, `Unregistered`, `PayloadTooLarge` …); nil when accepted.
+        /// The reason of a refusal (`BadDeviceToken`, `Unregistered`, `PayloadTooLarge`, `SubscriptionGone` …); nil when
+        /// accepted.
         public var reason: String?
 
         /// Whether the gateway accepted the push (200, or 201 for a Web Push message).
@@ -111,7 +114,8 @@ extension TestDevice {
         get async throws { Base64URL.encode(try await pushServer().vapid.publicKey) }
     }
 
-    /// What became of the push with this `apns-id`, as `offstage push-status` says it (`handled: newData`, `shown`,
+    /// What became of the push with this `apns-id` — the outcome `offstage push-status` shows, with its detail after a
+    /// colon (`handled: newData`, `shown`,
     /// `coalesced: <newer apns-id>`, `expired`, `not-delivered: …`, `cut-off: …`); `held` while it waits for the
     /// app's budget; nil for a push the device never got or has not finished with.
     public func pushOutcome(_ apnsID: String) -> String? {
