@@ -21,6 +21,23 @@ extension TestDevice {
         public var isAccepted: Bool { status == 200 || status == 201 }
 
         public var description: String { reason.map { "\(status) \($0) (apns-id \(apnsID))" } ?? "\(status) (apns-id \(apnsID))" }
+
+        /// The gateway's `response` to a push with id `apnsID`: the reason is read from a refusal's JSON body.
+        init(_ response: PushHTTPResponse, apnsID: String) {
+            status = response.status
+            self.apnsID = apnsID
+            reason = nil
+            if !isAccepted {
+                reason = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["reason"] as? String
+            }
+        }
+    }
+
+    /// A request to the kit's gateway, as an app server sends it over HTTP/2.
+    private func gatewayRequest(path: String, _ headers: [PushHeaderField], body: Data) -> PushHTTPRequest {
+        PushHTTPRequest(
+            method: "POST", path: path, headers: headers, body: body,
+            authority: String(KitHost.gateway.dropFirst("https://".count)), scheme: "https")
     }
 
     /// An app server sends `payload` to the device token `app` registered, with APNs' `headers` (`apns-push-type`,
@@ -54,16 +71,13 @@ extension TestDevice {
     public func sendPush(_ payload: String, toDeviceToken token: String, headers: [String: String]) async throws -> PushResponse {
         try await runUntilIdle()
         let server = try await pushServer()
-        var fields = headers.map { PushHeaderField($0.key.lowercased(), $0.value) }
-        fields.append(PushHeaderField("authorization", "bearer \(try await server.signer.token(now: now))"))
-        let request = PushHTTPRequest(
-            method: "POST", path: "\(APNsRequestRules.pathPrefix)/\(token)", headers: fields, body: Data(payload.utf8),
-            authority: String(KitHost.gateway.dropFirst("https://".count)), scheme: "https")
-        let response = await server.gateway.handle(request)
+        let fields =
+            headers.map { PushHeaderField($0.key.lowercased(), $0.value) }
+            + [PushHeaderField("authorization", "bearer \(try await server.signer.token(now: now))")]
+        let response = await server.gateway.handle(
+            gatewayRequest(path: "\(APNsRequestRules.pathPrefix)/\(token)", fields, body: Data(payload.utf8)))
         try await runUntilIdle()
-        let apnsID = response.headers.first { $0.name == APNsHeaderName.id }?.value ?? ""
-        let reason = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["reason"] as? String
-        return PushResponse(status: response.status, apnsID: apnsID, reason: response.status == 200 ? nil : reason)
+        return PushResponse(response, apnsID: response.headers.first { $0.name == APNsHeaderName.id }?.value ?? "")
     }
 
     /// An application server sends `message` to the app's Web Push subscription (RFC 8030), encrypted to the
@@ -97,15 +111,10 @@ extension TestDevice {
                 audience: KitHost.gateway, expiration: now.addingTimeInterval(12 * 3600))
         }
         let fields = given.filter { !$0.value.isEmpty }.map { PushHeaderField($0.key, $0.value) }
-        let request = PushHTTPRequest(
-            method: "POST", path: "/push/\(subscription.id)", headers: fields, body: body,
-            authority: String(KitHost.gateway.dropFirst("https://".count)), scheme: "https")
-        let response = await server.webPush.handle(request)
+        let response = await server.webPush.handle(gatewayRequest(path: "/push/\(subscription.id)", fields, body: body))
         try await runUntilIdle()
         let location = response.headers.first { $0.name == "location" }?.value
-        let id = location.map { String($0.split(separator: "/").last ?? "") } ?? ""
-        let reason = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["reason"] as? String
-        return PushResponse(status: response.status, apnsID: id, reason: response.status == 201 ? nil : reason)
+        return PushResponse(response, apnsID: location.map { String($0.split(separator: "/").last ?? "") } ?? "")
     }
 
     /// The kit's VAPID public key (base64url), which ``sendWebPush(_:to:headers:)`` signs with: the key an app gives
@@ -198,10 +207,7 @@ struct KitPushBackend: PushGatewayBackend, WebPushBackend {
     func accept(_ push: AcceptedPush) async throws -> Acceptance {
         host.with { state in
             // A retry of a push already taken is acknowledged again and not handed in twice.
-            let id = push.apnsID
-            if state.simulation.pushOutcomes[id] == nil, state.simulation.heldPushes[id] == nil, state.acceptedPushes.insert(id).inserted {
-                state.simulation.receivePush(RemotePush(accepted: push))
-            }
+            if state.acceptedPushes.insert(push.apnsID).inserted { state.simulation.receivePush(RemotePush(accepted: push)) }
         }
         return .stored
     }

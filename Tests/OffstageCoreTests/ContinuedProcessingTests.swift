@@ -281,9 +281,14 @@ struct ContinuedProcessingTests {
         #expect(!core.advance(to: later).contains(.freeze(exporter, pid: 777)))
         _ = try core.reportTaskProgress(exporter, pid: 777, run: 41, completed: 20, total: 20, title: nil, subtitle: nil, at: later)
         let actions = try core.completeTask(exporter, pid: 777, run: 41, result: .newData, at: later)
-        let done = actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskDone { entry.message } else { nil } }
+        let done = Self.taskDoneMessages(actions)
         #expect(done.first?.contains("succeeded after 5 s at 100 % (20 of 20)") == true)
         #expect(core.upcomingNumber > 41, "new runs never reuse the number of the run taken up")
+    }
+
+    /// The messages of the `taskDone` log entries among `actions`.
+    static func taskDoneMessages(_ actions: [CoreAction]) -> [String] {
+        actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskDone { entry.message } else { nil } }
     }
 
     /// A restarted daemon's core (numbers from `numberSeed`) that found the exporter alive as pid 777, not reattached yet.
@@ -303,7 +308,7 @@ struct ContinuedProcessingTests {
         let now = Instant(secondsSinceEpoch: 100)
         var core = adoptedExporter(numberSeed: 100, at: now)
         let actions = try core.completeTask(exporter, pid: 777, run: 41, result: .newData, at: now)
-        let done = actions.compactMap { if case .log(let entry) = $0, entry.kind == .taskDone { entry.message } else { nil } }
+        let done = Self.taskDoneMessages(actions)
         #expect(done == ["task run 41 of the previous daemon completed before the app reported what it runs"])
         // A number at or above this daemon's first one was never a run of the previous daemon: refused as before.
         #expect(throws: CoreError.self) { try core.completeTask(exporter, pid: 777, run: 100, result: .newData, at: now) }
