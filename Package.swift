@@ -213,6 +213,7 @@ let package = Package(
         .testTarget(name: "RefreshAppTests", dependencies: ["RefreshApp", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "AlarmTests", dependencies: ["Alarm", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "MessengerTests", dependencies: ["Messenger", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        .testTarget(name: "DownloaderTests", dependencies: ["Downloader", "Offstage", "OffstageTesting"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).

@@ -47,6 +47,14 @@ public enum InProcessApp {
         Application.shared.handle(callback)
     }
 
+    /// What the SDK is still doing for the app, off the callbacks it was handed: its background sessions' refreshes
+    /// (fetching tasks and giving the finished ones to the delegate). Empty once everything the SDK was asked has
+    /// reached the app's code.
+    public static var workInFlight: [String] {
+        let refreshing = TransferDispatch.shared.refreshing
+        return refreshing == 0 ? [] : ["\(refreshing) background session refresh(es)"]
+    }
+
     /// The app's process is gone: the SDK forgets it, and calls go to the socket again.
     public static func end() {
         forgetProcess()

@@ -42,16 +42,38 @@ final class KitHost: InProcessDaemon {
         /// run when the handler returns). Time waits for them.
         var awaited: [String] {
             let callbacks = unanswered.sorted { $0.key < $1.key }.map(\.value)
-            guard let app = current?.app, let runs = simulation.core.apps[app]?.process?.pushRuns else { return callbacks }
-            return callbacks + runs.map { "the remote-notification handler of push \($0.push)" }
+            guard let app = current?.app, let process = simulation.core.apps[app]?.process else { return callbacks }
+            return callbacks + process.pushRuns.map { "the remote-notification handler of push \($0.push)" }
+                + process.transferRuns.map { "the events handler of background session \($0.session)" }
         }
     }
 
     let state: Mutex<State>
+    /// The device's folder: apps' data folders, and what the kit keeps of transfers.
+    let folder: URL
+    /// The interfaces the kit answers, with the methods of each and how (the daemon's answers: `OffstageHost`).
+    let answered: [String: (methods: Set<String>, answer: Answering)]
+    /// The transfer calls, answered as the daemon answers them, with downloads handed over in the app's data folder.
+    let transfers: TransferCalls
 
-    init(simulation: Simulation) {
+    init(simulation: Simulation, folder: URL) {
+        var simulation = simulation
+        // The test's server answers a transfer when the test says what it answers (TestDevice.respond(to:with:)).
+        simulation.unansweredTransfersWait = true
         state = Mutex(State(simulation: simulation))
+        self.folder = folder
+        transfers = TransferCalls(handedOver: { KitHost.handedOver($0, in: folder) })
+        answered = [
+            AppInterface.name: (AppCalls.methods, AppCalls.answer),
+            NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
+            PushInterface.name: (PushCalls.methods, PushCalls.answer),
+            TransfersInterface.name: (TransferCalls.methods, transfers.answer),
+        ]
     }
+
+    /// How a shell answers one method of an interface (``answered``).
+    typealias Answering = @Sendable (String, VarlinkReceivedCall, AppCaller, inout OffstageCore, Instant) throws(VarlinkError)
+        -> HostAnswer
 
     /// Runs `body` on the state, under the lock.
     func with<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
@@ -91,18 +113,6 @@ final class KitHost: InProcessDaemon {
 
     // MARK: Answering
 
-    /// The interfaces the kit answers, with the methods of each and how (the daemon's answers: `OffstageHost`).
-    static let answered:
-        [String: (
-            methods: Set<String>,
-            answer: @Sendable (String, VarlinkReceivedCall, AppCaller, inout OffstageCore, Instant) throws(VarlinkError)
-                -> HostAnswer
-        )] = [
-            AppInterface.name: (AppCalls.methods, AppCalls.answer),
-            NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
-            PushInterface.name: (PushCalls.methods, PushCalls.answer),
-        ]
-
     private func answer(_ call: VarlinkReceivedCall) -> Result<any Encodable & Sendable, VarlinkError> {
         let method = call.header.method
         let interface = method.split(separator: ".").dropLast().joined(separator: ".")
@@ -122,7 +132,14 @@ final class KitHost: InProcessDaemon {
                     return .failure(error)
                 }
             }
-            guard let answered = Self.answered[interface], answered.methods.contains(name) else {
+            if interface == TransfersInterface.name, name == "CreateTask" {
+                do throws(VarlinkError) {
+                    return .success(try createTransfer(call, caller: AppCaller(app: current.app, pid: current.pid), &state))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            guard let answered = answered[interface], answered.methods.contains(name) else {
                 if state.unsupported.insert(method).inserted {
                     state.warnings.append("the test kit does not answer \(method) yet: the app's call failed")
                 }

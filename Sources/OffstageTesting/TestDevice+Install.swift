@@ -13,6 +13,21 @@ extension TestDevice {
     public func install(
         infoPlist url: URL, delegate: @escaping @MainActor () -> any ApplicationDelegate
     ) throws -> TestApp {
+        try install(infoPlist: url) { (_: [String: String]) in delegate() }
+    }
+
+    /// Installs the app described by its `Info.plist`, as the `install(infoPlist:delegate:)` above does, for an app that
+    /// reads its environment: `delegate` gets the variables the daemon gives each process — the
+    /// manifest's `OffstageLinux.Environment`, `OFFSTAGE_DATA_DIR` (``TestApp/dataDirectory``), `OFFSTAGE_APP_ID`,
+    /// `OFFSTAGE_LAUNCH_REASON` and `OFFSTAGE_BUNDLE_DIR` — where the app reads `ProcessInfo`'s on a device.
+    ///
+    /// ```swift
+    /// let app = try device.install(infoPlist: plist) { environment in DownloaderDelegate(environment: environment) }
+    /// ```
+    @discardableResult
+    public func install(
+        infoPlist url: URL, delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
+    ) throws -> TestApp {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -29,17 +44,30 @@ extension TestDevice {
         bundleIdentifier: String, backgroundModes: [String] = [], taskIdentifiers: [String] = [],
         delegate: @escaping @MainActor () -> any ApplicationDelegate
     ) throws -> TestApp {
+        try install(
+            bundleIdentifier: bundleIdentifier, backgroundModes: backgroundModes, taskIdentifiers: taskIdentifiers,
+            delegate: { (_: [String: String]) in delegate() })
+    }
+
+    /// Installs an app declared here, as the `install(bundleIdentifier:…)` above does, for an app that reads its
+    /// environment: `delegate` gets the variables the daemon gives each process (`OFFSTAGE_DATA_DIR` …).
+    @discardableResult
+    public func install(
+        bundleIdentifier: String, backgroundModes: [String] = [], taskIdentifiers: [String] = [],
+        delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
+    ) throws -> TestApp {
         let plist: [String: Any] = [
             "CFBundleIdentifier": bundleIdentifier, "CFBundleExecutable": "App",
             "UIBackgroundModes": backgroundModes, "BGTaskSchedulerPermittedIdentifiers": taskIdentifiers,
         ]
         let data = try JSONSerialization.data(withJSONObject: plist)
-        return try install(manifestData: data, file: "the manifest of \(bundleIdentifier)", format: .json, delegate: delegate)
+        return try install(
+            manifestData: data, file: "the manifest of \(bundleIdentifier)", format: .json, delegate: delegate)
     }
 
     private func install(
         manifestData: Data, file: String, format: ManifestParser.Format,
-        delegate: @escaping @MainActor () -> any ApplicationDelegate
+        delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
     ) throws -> TestApp {
         let manifest: Manifest
         do {

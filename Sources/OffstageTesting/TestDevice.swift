@@ -30,7 +30,7 @@ public final class TestDevice {
     let host: KitHost
     /// The app whose code runs here, once installed.
     private(set) var app: TestApp?
-    private var makeDelegate: (@MainActor () -> any ApplicationDelegate)?
+    private var makeDelegate: (@MainActor (_ environment: [String: String]) -> any ApplicationDelegate)?
     /// The folder apps keep their data in, removed with the device.
     let folder: URL
     /// The push gateway and the app server's key, once a test sent a push.
@@ -51,8 +51,8 @@ public final class TestDevice {
         var settings = DeviceSettings()
         settings.timeZone = timeZone.identifier
         simulation.setDeviceSettings(settings)
-        host = KitHost(simulation: simulation)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-testing-\(UUID().uuidString)")
+        host = KitHost(simulation: simulation, folder: folder)
         read(MachineReading(batteryLevel: 80, charging: false, network: .unmetered))
     }
 
@@ -122,7 +122,8 @@ public final class TestDevice {
             }
             // Work the app queued (a Task it started in a handler) runs on the main actor between callbacks.
             await Task.yield()
-            let (unanswered, callsNow) = host.with { ($0.awaited, $0.calls) }
+            let (awaited, callsNow) = host.with { ($0.awaited, $0.calls) }
+            let unanswered = awaited + InProcessApp.workInFlight
             if unanswered.isEmpty {
                 waitingSince = nil
                 // Idle once a few rounds in a row brought neither an event nor a call of the app's.
@@ -300,7 +301,7 @@ public final class TestDevice {
                 daemon: host,
                 app: AppInterface.AppInfo(
                     id: id.rawValue, pid: pid, multitaskingSupported: multitasking, dataDirectory: data.path),
-                now: { host.nowSeconds }, delegate: makeDelegate())
+                now: { host.nowSeconds }, delegate: makeDelegate(environment(of: id, data: data, reason: reason.rawValue)))
             app.launched(Offstage.LaunchReason(rawValue: reason.rawValue) ?? .user)
             try host.with { state in try refusing { try state.simulation.externalAttached(pid) } }
         case .callback(_, let pid, let callback):
@@ -322,11 +323,29 @@ public final class TestDevice {
             }
             if wasCurrent { InProcessApp.end() }
             app?.exited(status.description)
+        case .transferHandedOver(let task, let body):
+            host.handOver(task, body: body)
+        case .transferRemoved(let task):
+            host.removeFiles(of: task)
         }
     }
 
-    /// Installs the app under test; `delegate` makes the delegate of each process the system starts.
-    func install(_ manifest: Manifest, delegate: @escaping @MainActor () -> any ApplicationDelegate) throws -> TestApp {
+    /// The variables the daemon gives a process of app `id` it launches for `reason`: the manifest's
+    /// `OffstageLinux.Environment`, then the app's identity and folders (no socket: calls reach the kit in-process).
+    private func environment(of id: AppID, data: URL, reason: String) -> [String: String] {
+        var environment = host.with { $0.simulation.core.apps[id]?.app.manifest.linux.environment } ?? [:]
+        environment["OFFSTAGE_APP_ID"] = id.rawValue
+        environment["OFFSTAGE_LAUNCH_REASON"] = reason
+        environment["OFFSTAGE_DATA_DIR"] = data.path
+        environment["OFFSTAGE_BUNDLE_DIR"] = folder.appendingPathComponent("bundle").path
+        return environment
+    }
+
+    /// Installs the app under test; `delegate` makes the delegate of each process the system starts, from the
+    /// process's environment.
+    func install(
+        _ manifest: Manifest, delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
+    ) throws -> TestApp {
         if let app, app.appID != manifest.id {
             throw TestKitError.invalidArgument(
                 "'\(manifest.id)': the device already runs '\(app.id)'; the SDK is one per process, so a test device "

@@ -27,6 +27,9 @@ final class TransferDispatch {
     var wakes: [String: UInt64] = [:]
     /// The runs handled, so that a callback sent again (after a reconnect) calls the app's handler once.
     private var runs: Set<UInt64> = []
+    /// How many sessions' refreshes are queued or running: work the daemon's callbacks and the app's calls set off
+    /// that has not reached the delegate yet.
+    var refreshing = 0
 
     nonisolated init(link: DaemonLink) { self.link = link }
 
@@ -37,6 +40,7 @@ final class TransferDispatch {
         delivered = []
         wakes = [:]
         runs = []
+        refreshing = 0
     }
 
     /// `session` is the newest with its identifier: the one before it hears nothing more.

@@ -164,10 +164,12 @@ public final class BackgroundSession {
     func refresh() -> Task<Void, Never> {
         if let waitingRefresh { return waitingRefresh }
         let previous = lastRefresh
+        dispatch.refreshing += 1
         let refresh = Task { @MainActor in
             await previous?.value
             self.waitingRefresh = nil
             await self.synchronize()
+            self.dispatch.refreshing = max(0, self.dispatch.refreshing - 1)  // a new process may have reset it
         }
         waitingRefresh = refresh
         lastRefresh = refresh

@@ -1,4 +1,5 @@
 import OffstageCore
+import OffstageHost
 import OffstageProtocol
 
 /// `io.offstage.TransfersControl`: every app's background transfers for the user (`offstage transfers`, SPEC §5):
@@ -24,7 +25,7 @@ struct TransfersControlService: VarlinkInterface {
             "Change": { context, request, responder in
                 try engine.requireUser(context)
                 let parameters = try request.decodeParameters(TransfersControlInterface.ChangeParameters.self)
-                let change = try TransfersService.change(parameters.change, in: Self.interface)
+                let change = try TransferCalls.change(parameters.change, in: Self.interface)
                 try engine.transferCall(in: Self.interface) { now throws(CoreError) in
                     try engine.core.changeTransfer(parameters.id, change, app: nil, at: now)
                 }

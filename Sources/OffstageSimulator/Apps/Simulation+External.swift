@@ -1,3 +1,4 @@
+import Foundation
 import OffstageCore
 
 /// Apps whose code runs outside the simulation: the test kit runs an app's real delegate and handlers on the SDK and
@@ -13,6 +14,11 @@ extension Simulation {
         case callback(AppID, pid: Int32, Callback)
         /// The process ended (killed, or its code exited).
         case exited(AppID, pid: Int32, ExitStatus)
+        /// A download of the app's completed: its file, `body` (nil when the server's bytes were counted, not kept),
+        /// is to be handed to the app where the task's messages say.
+        case transferHandedOver(TransferTask, body: Data?)
+        /// The system forgot a task of the app (acknowledged, or gone with the app): what it kept of it goes.
+        case transferRemoved(TransferTask)
     }
 
     /// Installs (or upgrades) an app whose code runs outside the simulation. An install the core refuses changes

@@ -1,3 +1,4 @@
+import Foundation
 import OffstageCore
 
 /// Background transfers on virtual time (SPEC §5): a simulated network moves each running task's bytes at
@@ -37,6 +38,7 @@ extension Simulation {
             transferJournal[task.id] = task
         case .delete(let task):
             transferJournal[task.id] = nil
+            if externalApps.contains(task.app) { external.append(.transferRemoved(task)) }
         case .saveSession(let session):
             transferSessionJournal[session.key] = session
         case .deleteSession(let key):
@@ -45,27 +47,70 @@ extension Simulation {
             transferRelaunchJournal[app] = record.count == 0 ? nil : record
         case .start(let task):
             transferAttempts[task.id] = task.attempt
-            let size = transferSizes[task.request.url] ?? 1_000_000
-            let seconds = size < 0 ? 0.05 : Double(max(size - task.bytesDone, 0)) / max(transferBandwidth, 1)
-            queue.schedule(.transferAttemptEnds(task: task.id, attempt: task.attempt), at: now + .seconds(double: seconds))
+            scheduleAttemptEnd(task)
         case .stop(let id, let attempt):
             if transferAttempts[id] == attempt { transferAttempts[id] = nil }
             queue.removeAll { if case .transferAttemptEnds(id, attempt) = $0 { true } else { false } }
         case .handOver(let task):
             handedOverTransfers.append(task.id)
+            if externalApps.contains(task.app) {
+                external.append(.transferHandedOver(task, body: transferResponses[task.request.url]?.body))
+            }
         }
     }
 
-    /// The simulated network finished an attempt: every byte moved (or the server said 404).
-    mutating func transferAttemptEnds(_ id: UInt64, attempt: UInt64) {
-        guard transferAttempts[id] == attempt, let task = core.transfers.tasks[id] else { return }
-        transferAttempts[id] = nil
-        let size = transferSizes[task.request.url] ?? 1_000_000
-        guard size >= 0 else {
-            return perform(core.transferEnded(id, attempt: attempt, .permanent(status: 404, "the server answered 404 Not Found"), at: now))
+    /// Schedules the end of `task`'s attempt, once its bytes have moved at ``transferBandwidth``; an attempt to a URL
+    /// nobody answers yet waits (``unansweredTransfersWait``).
+    mutating func scheduleAttemptEnd(_ task: TransferTask) {
+        guard let response = response(to: task.request.url) else { return }
+        let moving: Int64
+        if response.unreachable != nil || !(200..<300).contains(response.status) {
+            moving = 0
+        } else if task.request.kind == .upload {
+            moving = uploadSize(task, response)
+        } else {
+            moving = max(response.size - task.bytesDone, 0)
         }
-        perform(core.transferProgress(id, attempt: attempt, bytesDone: size, bytesExpected: size, validator: nil, at: now))
-        perform(core.transferEnded(id, attempt: attempt, .completed(status: 200), at: now))
+        let seconds = moving == 0 ? 0.05 : Double(moving) / max(transferBandwidth, 1)
+        queue.schedule(.transferAttemptEnds(task: task.id, attempt: task.attempt), at: now + .seconds(double: seconds))
+    }
+
+    /// The bytes an upload sends: its file's (``uploadSizes``), or the response's size when its file's is not given.
+    func uploadSize(_ task: TransferTask, _ response: SimulatedResponse) -> Int64 {
+        uploadSizes[task.request.uploadFile ?? ""] ?? response.size
+    }
+
+    /// What the server of `url` answers: its response, or one of its size; nil while it does not answer.
+    func response(to url: String) -> SimulatedResponse? {
+        if let response = transferResponses[url] { return response }
+        if let size = transferSizes[url] { return size < 0 ? SimulatedResponse(status: 404) : SimulatedResponse(size: size) }
+        return unansweredTransfersWait ? nil : SimulatedResponse(size: 1_000_000)
+    }
+
+    /// The server of `url` answers now (``transferResponses`` has its response): the attempts that were waiting for it
+    /// move their bytes from now.
+    public mutating func answerWaitingTransfers(to url: String) {
+        let waiting = transferAttempts.filter { id, attempt in
+            core.transfers.tasks[id]?.request.url == url
+                && queue.filter({ if case .transferAttemptEnds(id, attempt) = $0 { true } else { false } }).isEmpty
+        }
+        for id in waiting.keys.sorted() {
+            if let task = core.transfers.tasks[id] { scheduleAttemptEnd(task) }
+        }
+    }
+
+    /// The simulated network finished an attempt: every byte moved and the server answered (a success, a status that
+    /// ends the attempt, or no connection).
+    mutating func transferAttemptEnds(_ id: UInt64, attempt: UInt64) {
+        guard transferAttempts[id] == attempt, let task = core.transfers.tasks[id], let response = response(to: task.request.url)
+        else { return }
+        transferAttempts[id] = nil
+        let result = response.result(for: task, limit: core.transferLimits.maximumResponseBodyBytes)
+        if case .completed = result {
+            let size = task.request.kind == .upload ? uploadSize(task, response) : response.size
+            perform(core.transferProgress(id, attempt: attempt, bytesDone: size, bytesExpected: size, validator: nil, at: now))
+        }
+        perform(core.transferEnded(id, attempt: attempt, result, at: now))
     }
 
     /// The SDK's part of a `transferEvents` callback: fetch the session's tasks, give the finished ones to the

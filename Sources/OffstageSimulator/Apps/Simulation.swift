@@ -56,6 +56,15 @@ public struct Simulation: Sendable {
     public var transferBandwidth: Double = 10_000_000
     /// The size of what each URL serves (1 MB when not given); a negative size makes the server answer 404.
     public var transferSizes: [String: Int64] = [:]
+    /// What the server of each URL answers, before ``transferSizes``: a status, a body, or no connection.
+    public var transferResponses: [String: SimulatedResponse] = [:]
+    /// Whether an attempt to a URL with neither a response nor a size waits, in flight, until one is given
+    /// (``answerWaitingTransfers(to:)``), as a request to a server that has not answered yet; otherwise the server
+    /// sends 1 MB.
+    public var unansweredTransfersWait = false
+    /// How many bytes each upload's file holds, by the file's path in the request: what its time on the network is
+    /// counted from (the size its URL's server answers, when not given).
+    public var uploadSizes: [String: Int64] = [:]
     /// The attempt in flight of each running task.
     var transferAttempts: [UInt64: UInt64] = [:]
     /// Sessions and launch counts as the journal keeps them.

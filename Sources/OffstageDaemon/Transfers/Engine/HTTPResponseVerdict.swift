@@ -75,7 +75,7 @@ enum HTTPResponseVerdict: Equatable, Sendable {
             let end = status == 204 || status == 205 ? 0 : length
             return .write(offset: 0, expectedEnd: end, expectedTotal: end, restartReason: restartReason)
         default:
-            return .permanent(status: status, reason: "the server answered \(describe(status))\(hint(status))")
+            return .permanent(status: status, reason: refusal(status))
         }
     }
 
@@ -83,29 +83,18 @@ enum HTTPResponseVerdict: Equatable, Sendable {
     static func upload(status: Int, headers: HTTPHeaders, now: Date) -> HTTPResponseVerdict {
         if let failure = failure(status: status, headers: headers, now: now) { return failure }
         if (200..<300).contains(status) { return .accepted }
-        return .permanent(status: status, reason: "the server answered \(describe(status))\(hint(status))")
+        return .permanent(status: status, reason: refusal(status))
     }
 
-    /// The statuses worth retrying: 408, 429 and 5xx, with the server's Retry-After.
+    /// The statuses worth retrying (``TransferHTTPStatus/isTransient(_:)``), with the server's Retry-After.
     private static func failure(status: Int, headers: HTTPHeaders, now: Date) -> HTTPResponseVerdict? {
-        guard status == 408 || status == 429 || (500..<600).contains(status) else { return nil }
+        guard TransferHTTPStatus.isTransient(status) else { return nil }
         let retryAfter = headers.first(name: "Retry-After").flatMap { TransferHeaders.retryAfter($0, now: now) }
-        return .transient(reason: "the server answered \(describe(status))", retryAfter: retryAfter)
+        return .transient(reason: "the server answered \(TransferHTTPStatus.describe(status))", retryAfter: retryAfter)
     }
 
-    /// `404 Not Found`.
-    static func describe(_ status: Int) -> String {
-        "\(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)"
-    }
-
-    /// What a status usually means for a background transfer, when it is not obvious.
-    private static func hint(_ status: Int) -> String {
-        switch status {
-        case 304: " (the app's conditional headers matched: there is nothing new to fetch)"
-        case 300..<400: " (a redirect that was not followed: no usable Location)"
-        case 401, 403: "; the app's credentials (its headers) were refused"
-        case 405: "; the server does not accept this method at this URL"
-        default: ""
-        }
+    /// Why a status that is neither a success nor worth retrying ends the transfer.
+    private static func refusal(_ status: Int) -> String {
+        "the server answered \(TransferHTTPStatus.describe(status))\(TransferHTTPStatus.hint(status))"
     }
 }
