@@ -207,6 +207,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OffstageSimulatorTests", dependencies: ["OffstageSimulator"], swiftSettings: strict),
+        // The answers every shell gives apps' calls, fed the calls' own wire text.
+        .testTarget(name: "OffstageHostTests", dependencies: ["OffstageHost", "OffstageCore", "OffstageProtocol"], swiftSettings: strict),
         // The test kit, used as an app developer uses it: only the SDK and the kit.
         .testTarget(name: "OffstageTestingTests", dependencies: ["Offstage", "OffstageTesting"], swiftSettings: strict),
         // The examples' own tests, as their developers would write them with the kit.
@@ -214,6 +216,8 @@ let package = Package(
         .testTarget(name: "AlarmTests", dependencies: ["Alarm", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "MessengerTests", dependencies: ["Messenger", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "DownloaderTests", dependencies: ["Downloader", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        .testTarget(name: "PlayerTests", dependencies: ["Player", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        .testTarget(name: "TrackerTests", dependencies: ["Tracker", "Offstage", "OffstageTesting"], swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).

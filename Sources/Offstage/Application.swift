@@ -1,6 +1,7 @@
 import COffstageSystem
 import Dispatch
 import Foundation
+import Synchronization
 import OffstageProtocol
 
 /// The app's connection to the system: its state, its lifecycle callbacks and its background time, as
@@ -109,11 +110,18 @@ public final class Application {
     /// installs a copy of the bundle; this is that copy). Falls back to the executable's folder for an app started
     /// by hand.
     nonisolated public static var bundleURL: URL {
+        if let bundle = inProcessBundle.withLock({ $0 }) { return bundle }
         if let path = ProcessInfo.processInfo.environment["OFFSTAGE_BUNDLE_DIR"], !path.isEmpty {
             return URL(fileURLWithPath: path, isDirectory: true)
         }
         return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
+
+    /// The bundle folder of an app whose daemon runs in its own process (the test kit), which sets no environment.
+    nonisolated static let inProcessBundle = Mutex<URL?>(nil)
+
+    /// Whether the app runs with its daemon in its own process (the test kit) rather than against `offstaged`.
+    nonisolated static var runsInProcess: Bool { inProcessBundle.withLock { $0 != nil } }
 
     // MARK: Device
 

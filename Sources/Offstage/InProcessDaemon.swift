@@ -26,14 +26,18 @@ public enum InProcessApp {
     /// registrations), calls go to `daemon`, and `delegate` becomes the application's delegate. `app` is what the
     /// daemon's `Attach` reply says of the app; `now` is the daemon's clock, in seconds since 1970, by which the
     /// dates the app gives and gets are converted (``WireTime``).
+    ///
+    /// `bundle` is the app's bundle folder (``Application/bundleURL``), where its resources are.
     public static func start(
-        daemon: any InProcessDaemon, app: AppInterface.AppInfo, now: @escaping @Sendable () -> Double,
-        delegate: any ApplicationDelegate
+        daemon: any InProcessDaemon, app: AppInterface.AppInfo, bundle: URL, now: @escaping @Sendable () -> Double,
+        delegate: @MainActor () -> any ApplicationDelegate
     ) {
         forgetProcess()
         WireTime.use(now)
+        Application.inProcessBundle.withLock { $0 = bundle }
         DaemonLink.shared.use(daemon, app: app)
-        Application.shared.delegate = delegate
+        AudioSession.shared.observePlayers()
+        Application.shared.delegate = delegate()
     }
 
     /// Hands one callback to the app on the main actor, as the SDK's main loop does: `message` is the reply of the
@@ -60,6 +64,7 @@ public enum InProcessApp {
         forgetProcess()
         DaemonLink.shared.use(nil, app: nil)
         WireTime.use(nil)
+        Application.inProcessBundle.withLock { $0 = nil }
     }
 
     private static func forgetProcess() {
@@ -69,6 +74,7 @@ public enum InProcessApp {
         RemoteNotificationState.shared.forgetProcess()
         RemoteNotificationDispatch.shared.forgetProcess()
         TransferDispatch.shared.forgetProcess()
+        AudioSession.shared.forgetProcess()
         LocationDispatch.shared.forgetProcess()
         VoIPRegistration.shared.forgetProcess()
         AccessoryManager.shared.forgetProcess()

@@ -68,6 +68,7 @@ final class KitHost: InProcessDaemon {
             NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
             PushInterface.name: (PushCalls.methods, PushCalls.answer),
             TransfersInterface.name: (TransferCalls.methods, transfers.answer),
+            ModesInterface.name: (ModeCalls.methods, ModeCalls.answer),
         ]
     }
 

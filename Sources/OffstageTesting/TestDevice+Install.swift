@@ -34,7 +34,8 @@ extension TestDevice {
         } catch {
             throw TestKitError.invalidArgument("\(url.path): cannot be read (\(error.localizedDescription))")
         }
-        return try install(manifestData: data, file: url.path, format: .propertyList, delegate: delegate)
+        return try install(
+            manifestData: data, file: url.path, format: .propertyList, bundle: url.deletingLastPathComponent(), delegate: delegate)
     }
 
     /// Installs an app declared here rather than in a file: its bundle identifier, `UIBackgroundModes` and
@@ -62,11 +63,11 @@ extension TestDevice {
         ]
         let data = try JSONSerialization.data(withJSONObject: plist)
         return try install(
-            manifestData: data, file: "the manifest of \(bundleIdentifier)", format: .json, delegate: delegate)
+            manifestData: data, file: "the manifest of \(bundleIdentifier)", format: .json, bundle: nil, delegate: delegate)
     }
 
     private func install(
-        manifestData: Data, file: String, format: ManifestParser.Format,
+        manifestData: Data, file: String, format: ManifestParser.Format, bundle: URL?,
         delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
     ) throws -> TestApp {
         let manifest: Manifest
@@ -75,7 +76,7 @@ extension TestDevice {
         } catch {
             throw TestKitError.refused(message: "\(error)", fix: "correct the manifest as the message says")
         }
-        return try install(manifest, delegate: delegate)
+        return try install(manifest, bundle: bundle, delegate: delegate)
     }
 }
 

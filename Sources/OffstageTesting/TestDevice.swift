@@ -33,6 +33,8 @@ public final class TestDevice {
     private var makeDelegate: (@MainActor (_ environment: [String: String]) -> any ApplicationDelegate)?
     /// The folder apps keep their data in, removed with the device.
     let folder: URL
+    /// The installed app's bundle folder: where its resources are (``Offstage/Application/bundleURL``).
+    private var bundle: URL
     /// The push gateway and the app server's key, once a test sent a push.
     var pushServerMade: KitPushServer?
 
@@ -53,6 +55,7 @@ public final class TestDevice {
         simulation.setDeviceSettings(settings)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-testing-\(UUID().uuidString)")
         host = KitHost(simulation: simulation, folder: folder)
+        bundle = folder.appendingPathComponent("bundle", isDirectory: true)
         read(MachineReading(batteryLevel: 80, charging: false, network: .unmetered))
     }
 
@@ -296,12 +299,12 @@ public final class TestDevice {
                 state.unanswered = [:]
                 return state.simulation.core.device.settings.multitaskingSupported
             }
-            let host = host
+            let (host, environment) = (host, environment(of: id, data: data, reason: reason.rawValue))
             InProcessApp.start(
                 daemon: host,
                 app: AppInterface.AppInfo(
                     id: id.rawValue, pid: pid, multitaskingSupported: multitasking, dataDirectory: data.path),
-                now: { host.nowSeconds }, delegate: makeDelegate(environment(of: id, data: data, reason: reason.rawValue)))
+                bundle: bundle, now: { host.nowSeconds }, delegate: { makeDelegate(environment) })
             app.launched(Offstage.LaunchReason(rawValue: reason.rawValue) ?? .user)
             try host.with { state in try refusing { try state.simulation.externalAttached(pid) } }
         case .callback(_, let pid, let callback):
@@ -337,23 +340,25 @@ public final class TestDevice {
         environment["OFFSTAGE_APP_ID"] = id.rawValue
         environment["OFFSTAGE_LAUNCH_REASON"] = reason
         environment["OFFSTAGE_DATA_DIR"] = data.path
-        environment["OFFSTAGE_BUNDLE_DIR"] = folder.appendingPathComponent("bundle").path
+        environment["OFFSTAGE_BUNDLE_DIR"] = bundle.path
         return environment
     }
 
     /// Installs the app under test; `delegate` makes the delegate of each process the system starts, from the
     /// process's environment.
     func install(
-        _ manifest: Manifest, delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
+        _ manifest: Manifest, bundle: URL?,
+        delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
     ) throws -> TestApp {
         if let app, app.appID != manifest.id {
             throw TestKitError.invalidArgument(
                 "'\(manifest.id)': the device already runs '\(app.id)'; the SDK is one per process, so a test device "
                     + "runs one app's code (use a device per app)")
         }
-        let bundle = folder.appendingPathComponent("bundle").path
-        try host.with { state in try refusing { try state.simulation.installExternal(manifest, bundlePath: bundle) } }
+        let bundle = bundle ?? folder.appendingPathComponent("bundle", isDirectory: true)
+        try host.with { state in try refusing { try state.simulation.installExternal(manifest, bundlePath: bundle.path) } }
         makeDelegate = delegate
+        self.bundle = bundle
         let installed = app ?? TestApp(id: manifest.id, device: self)
         app = installed
         return installed

@@ -145,13 +145,14 @@ struct AudioModeIntegrationTests {
             #expect(noInterruption.status != 0)
             #expect(noInterruption.stderr.contains("no audio interruption is in progress"), "\(noInterruption.stderr)")
             #expect(noInterruption.stderr.contains("--begin"))
-            // The app interface, from a process that is no app.
+            // The app interface, from a process that is no app: who calls is checked first, as for every app call
+            // (an app's bad parameters: OffstageHostTests).
             let client = try RawClient(path: daemon.socket)
             defer { client.close() }
             client.send(#"{"method":"io.offstage.Modes.SetAudioSession","parameters":{"session":{"category":"loud","mixWithOthers":false,"active":true}}}"#)
             #expect(client.receive()?["error"] as? String == "io.offstage.Modes.NotAnApp")
             client.send(#"{"method":"io.offstage.Modes.SetAudioPlaying","parameters":{"playing":"yes"}}"#)
-            #expect(client.receive()?["error"] as? String == "org.varlink.service.InvalidParameter")
+            #expect(client.receive()?["error"] as? String == "io.offstage.Modes.NotAnApp")
             let sessions = try JSONDecoder().decode(
                 ModesControlInterface.AudioSessionsReply.self, from: Data(try daemon.ok("--json", "audio", "sessions").utf8))
             #expect(sessions.sessions.isEmpty && !sessions.interruption)

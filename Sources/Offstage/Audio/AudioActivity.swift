@@ -64,6 +64,18 @@ final class AudioActivity: Sendable {
         state.withLock { $0.observer = observer }
     }
 
+    /// The process is gone (the test kit starts a new one): the observer is removed first, so that nobody hears of it,
+    /// then every player is paused and forgotten.
+    func forgetProcess() {
+        setObserver(nil)
+        pauseAll()
+        state.withLock { state in
+            state.playing = []
+            state.players = [:]
+            state.pending = []
+        }
+    }
+
     /// Pauses every playing player (an interruption began, as iOS does); returns how many were paused.
     @discardableResult func pauseAll() -> Int {
         let playing = state.withLock { state in

@@ -11,10 +11,12 @@ extension AudioPlayer {
         case end
     }
 
-    /// The output to play on, for ``init(contentsOf:)``: PulseAudio unless `OFFSTAGE_AUDIO_OUTPUT=null` or
-    /// PulseAudio cannot be used, else the paced null output with the reason PulseAudio was not used.
+    /// The output to play on, for ``init(contentsOf:)``: PulseAudio unless the app runs on a test device (its
+    /// daemon is in its process: a test plays nothing aloud), `OFFSTAGE_AUDIO_OUTPUT=null` or PulseAudio cannot be
+    /// used, else the paced null output with the reason PulseAudio was not used.
     static func openDefaultOutput(_ file: WAVFile) -> (output: any AudioOutput, note: String?) {
         let null = PacedNullOutput(sampleRate: file.sampleRate, channels: file.channels)
+        if Application.runsInProcess { return (null, "the app runs on a test device") }
         let choice = ProcessInfo.processInfo.environment["OFFSTAGE_AUDIO_OUTPUT"]?.lowercased()
         if choice == "null" { return (null, "OFFSTAGE_AUDIO_OUTPUT=null") }
         do {

@@ -137,6 +137,17 @@ public final class AudioSession: Sendable {
         }
     }
 
+    /// Forgets the session and stops the players without telling anyone: a new process of the app starts (the test
+    /// kit), with the category and state a fresh process has. Observers of ``interruptions`` see their sequence end.
+    func forgetProcess() {
+        AudioActivity.shared.forgetProcess()
+        let subscribers = state.withLock { state in
+            defer { state = State() }
+            return Array(state.subscribers.values)
+        }
+        for continuation in subscribers { continuation.finish() }
+    }
+
     /// Starts telling the daemon when players start and stop; called once when the application starts.
     func observePlayers() {
         AudioActivity.shared.setObserver { [weak self] playing in self?.playersChanged(playing: playing) }
