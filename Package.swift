@@ -210,7 +210,8 @@ let package = Package(
         // The answers every shell gives apps' calls, fed the calls' own wire text.
         .testTarget(name: "OffstageHostTests", dependencies: ["OffstageHost", "OffstageCore", "OffstageProtocol"], swiftSettings: strict),
         // The test kit, used as an app developer uses it: only the SDK and the kit.
-        .testTarget(name: "OffstageTestingTests", dependencies: ["Offstage", "OffstageTesting"], swiftSettings: strict),
+        // COffstageSystem: a pseudo-terminal standing in for a serial accessory.
+        .testTarget(name: "OffstageTestingTests", dependencies: ["Offstage", "OffstageTesting", "COffstageSystem"], swiftSettings: strict),
         // The examples' own tests, as their developers would write them with the kit.
         .testTarget(name: "RefreshAppTests", dependencies: ["RefreshApp", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "AlarmTests", dependencies: ["Alarm", "Offstage", "OffstageTesting"], swiftSettings: strict),
@@ -235,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: [
-                "OffstageDaemon", "COffstageSystem", "TestProcesses", "OffstagePush",
+                "OffstageDaemon", "OffstageHost", "COffstageSystem", "TestProcesses", "OffstagePush",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -181,6 +181,22 @@ final class DaemonLink: Sendable {
         }
     }
 
+    /// Hands `fd` to the daemon with a call on its hand-off socket (a descriptor cannot pass on the request
+    /// connection); the daemon keeps its own copy. In-process, the daemon gets the descriptor itself.
+    func handOff<Parameters: Encodable, Reply: Decodable>(
+        fd: Int32, _ method: String, _ parameters: Parameters, as type: Reply.Type
+    ) throws -> Reply {
+        if let daemon = inProcess.withLock({ $0 }) {
+            let reply = daemon.handOff(fd, call: try VarlinkCodec.encodeCall(method, parameters))
+            switch try VarlinkCodec.decodeReply(reply, as: Reply.self) {
+            case .reply(let result, _): return result
+            case .error(let error): throw error
+            }
+        }
+        return try SocketHandOff.send(
+            fd: fd, to: ModesInterface.handOffSocketPath(forMain: socketPath), method: method, parameters: parameters, as: type)
+    }
+
     /// A call the daemon answers with nothing (`oneway`), on the request connection: the caller does not wait for a
     /// reply, and calls on the connection keep their order.
     func notify<Parameters: Encodable>(_ method: String, _ parameters: Parameters) throws {

@@ -12,6 +12,11 @@ public protocol InProcessDaemon: AnyObject, Sendable {
     /// Answers one call message with its reply message; nil for a `oneway` call, which has none.
     func answer(_ call: Data) -> Data?
 
+    /// Answers a call of the hand-off socket (a VoIP socket, an accessory session) that hands over `fd`, the app's
+    /// descriptor: the daemon duplicates what it keeps (the app keeps and may close its own) and replies as
+    /// ``answer(_:)`` does.
+    func handOff(_ fd: Int32, call: Data) -> Data
+
     /// The app's code ended its process with `status` (after will-terminate, as the SDK does). Nothing more of the
     /// app runs until the daemon starts it again.
     func processExited(status: Int32)

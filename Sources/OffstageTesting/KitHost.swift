@@ -36,6 +36,8 @@ final class KitHost: InProcessDaemon {
         var webPushSubscriptions: [AppID: GatewaySubscription] = [:]
         /// Subscriptions ended (the app unsubscribed, or was uninstalled), by id, with when.
         var endedSubscriptions: [String: Instant] = [:]
+        /// The descriptors the app handed off, by token (``KitHost/handOff(_:call:)``).
+        var handedOff: [UInt64: HandedOff] = [:]
 
         /// What the app was handed and has not finished, oldest first: callbacks not answered, and the
         /// remote-notification handlers it has not completed (the SDK answers their callback at once and completes the
@@ -68,7 +70,16 @@ final class KitHost: InProcessDaemon {
             NotificationsInterface.name: (NotificationCalls.methods, NotificationCalls.answer),
             PushInterface.name: (PushCalls.methods, PushCalls.answer),
             TransfersInterface.name: (TransferCalls.methods, transfers.answer),
-            ModesInterface.name: (ModeCalls.methods, ModeCalls.answer),
+            ModesInterface.name: (
+                ModeCalls.methods.union(AccessoryCalls.methods),
+                { @Sendable method, call, caller, core, now throws(VarlinkError) in
+                    guard AccessoryCalls.methods.contains(method) else {
+                        return try ModeCalls.answer(method, call, caller: caller, core: &core, at: now)
+                    }
+                    return try AccessoryCalls.answer(
+                        method, call, caller: caller, core: &core, at: now, present: AccessoryCalls.isPresent)
+                }
+            ),
         ]
     }
 
@@ -139,6 +150,12 @@ final class KitHost: InProcessDaemon {
                 } catch {
                     return .failure(error)
                 }
+            }
+            if interface == ModesInterface.name, name == "RegisterAccessory",
+                let path = try? call.decodeParameters(as: ModesInterface.RegisterAccessoryParameters.self).path
+            {
+                // The device's view of the path, brought up to date before the core hears of it.
+                Self.lookAt(path, &state.simulation)
             }
             guard let answered = answered[interface], answered.methods.contains(name) else {
                 if state.unsupported.insert(method).inserted {

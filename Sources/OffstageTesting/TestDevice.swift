@@ -61,6 +61,7 @@ public final class TestDevice {
 
     isolated deinit {
         if host.with({ $0.current != nil }) { InProcessApp.end() }
+        host.closeHandedOff()
         try? FileManager.default.removeItem(at: folder)
         MainSerialExecution.end()
         DeviceTurn.shared.give()
@@ -116,6 +117,12 @@ public final class TestDevice {
             if !events.isEmpty {
                 quiet = 0
                 for event in events { try handle(event) }
+                continue
+            }
+            // Bytes or a hang-up on a descriptor the app handed off, an accessory's path that appeared or went: watched
+            // as the daemon watches them.
+            if host.watchHandedOff() || host.watchAccessories() {
+                quiet = 0
                 continue
             }
             // What the app's calls made due now (a notification with no trigger) happens now, not when time next moves.

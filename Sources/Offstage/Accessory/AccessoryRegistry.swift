@@ -106,10 +106,8 @@ final class AccessoryRegistry: Sendable {
 
     private func send(_ fd: Int32, name: String, link: DaemonLink) throws(AccessoryError) {
         do {
-            _ = try SocketHandOff.send(
-                fd: fd, to: ModesInterface.handOffSocketPath(forMain: link.socketPath),
-                method: ModesInterface.Method.handOffAccessorySession,
-                parameters: ModesInterface.AccessoryNameParameters(name: name),
+            _ = try link.handOff(
+                fd: fd, ModesInterface.Method.handOffAccessorySession, ModesInterface.AccessoryNameParameters(name: name),
                 as: ModesInterface.HandOffAccessorySessionReply.self)
         } catch {
             throw AccessoryError(error)

@@ -55,9 +55,8 @@ final class VoIPRegistration: Sendable {
 
     private func send(_ fd: Int32, link: DaemonLink) throws(VoIPError) {
         do {
-            _ = try SocketHandOff.send(
-                fd: fd, to: ModesInterface.handOffSocketPath(forMain: link.socketPath),
-                method: ModesInterface.Method.handOffSocket, parameters: NoParameters(), as: ModesInterface.HandOffReply.self)
+            _ = try link.handOff(
+                fd: fd, ModesInterface.Method.handOffSocket, NoParameters(), as: ModesInterface.HandOffReply.self)
         } catch {
             throw VoIPError(error)
         }

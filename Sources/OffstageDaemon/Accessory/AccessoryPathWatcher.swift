@@ -1,6 +1,7 @@
 import COffstageSystem
 import Glibc
 import OffstageCore
+import OffstageHost
 import Synchronization
 
 /// Watches whether the paths of registered accessories exist (SPEC MODE-4): a device node that devtmpfs creates
@@ -174,10 +175,7 @@ final class AccessoryPathWatcher: Sendable {
     }
 
     /// Whether `path` exists, following links (a udev link whose device went away does not count).
-    static func exists(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0
-    }
+    static func exists(_ path: String) -> Bool { AccessoryCalls.isPresent(path) }
 
     /// The folder of `path`, or its nearest ancestor that exists as a folder.
     static func watchableFolder(of path: String) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import OffstageCore
+import OffstageHost
 import OffstageProtocol
 import Synchronization
 

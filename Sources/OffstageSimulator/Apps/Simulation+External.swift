@@ -50,6 +50,29 @@ extension Simulation {
         exitNow(pid, status)
     }
 
+    /// The external app's process `pid` handed off a descriptor — its VoIP socket, or the session to its accessory
+    /// `accessory` — and the shell keeps a copy: the core decides; returns the token the descriptor goes by in
+    /// ``sockets`` (watched while armed). A refusal changes nothing and throws.
+    public mutating func externalHandedOff(_ pid: Int32, accessory: String?) throws(CoreError) -> UInt64 {
+        guard let process = processes[pid], externalApps.contains(process.app) else {
+            throw CoreError(.appNotRunning, "no external app runs as pid \(pid)", fix: "hand off from the app's running process")
+        }
+        let token = nextSocketToken
+        if let accessory {
+            perform(try core.accessorySessionHandedOff(process.app, pid: pid, name: accessory, token: token, at: now))
+        } else {
+            perform(try core.socketHandedOff(process.app, pid: pid, token: token, at: now))
+        }
+        nextSocketToken += 1
+        return token
+    }
+
+    /// The shell saw data, or a hang-up, on the handed-off descriptor `token` while it was watched.
+    public mutating func externalSocketEvent(token: UInt64, closed: Bool) {
+        guard let socket = sockets[token] else { return }
+        perform(core.socketEvent(socket.app, token: token, closed: closed, at: now))
+    }
+
     /// Calls the core for an external app and carries out the actions it returns: what the app's calls do.
     public mutating func callCore<Result>(
         _ body: (inout OffstageCore) throws -> (Result, [CoreAction])

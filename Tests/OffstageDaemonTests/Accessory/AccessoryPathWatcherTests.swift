@@ -2,6 +2,7 @@ import COffstageSystem
 import Foundation
 import Glibc
 import OffstageCore
+import OffstageHost
 import Testing
 
 @testable import OffstageDaemon

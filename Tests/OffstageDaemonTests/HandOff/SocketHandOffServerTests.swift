@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OffstageHost
 import OffstageProtocol
 import Testing
 

@@ -1,15 +1,15 @@
 import Glibc
 
-/// Whether a descriptor an app handed off as an accessory session (SPEC MODE-4) is something the daemon can watch for
+/// Whether a descriptor an app handed off as an accessory session (SPEC MODE-4) is something a shell can watch for
 /// it: a character device (a serial port, a pty standing in for one, an RFCOMM port), a FIFO, or a connected socket.
 /// A regular file or a directory is always readable, so watching one would wake the app for nothing. Only `fstat`
 /// (and, for a socket, ``HandedOffSocketCheck``) is asked; nothing is read.
-enum AccessorySessionCheck {
+public enum AccessorySessionCheck {
     /// What to hand off instead, for the error.
-    static let fix = "hand off the descriptor of the accessory's open device node, FIFO or connected socket"
+    public static let fix = "hand off the descriptor of the accessory's open device node, FIFO or connected socket"
 
     /// `character-device`, `fifo` or `socket`.
-    static func check(_ fd: Int32) throws(AccessorySessionError) -> String {
+    public static func check(_ fd: Int32) throws(AccessorySessionError) -> String {
         var status = stat()
         guard fstat(fd, &status) == 0 else {
             throw AccessorySessionError(fd: fd, what: "cannot be inspected (fstat failed, errno \(errno))")
@@ -31,11 +31,11 @@ enum AccessorySessionCheck {
 }
 
 /// A handed-off accessory session that cannot be watched: what the descriptor is instead.
-struct AccessorySessionError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct AccessorySessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The descriptor, in the daemon.
-    var fd: Int32
+    public var fd: Int32
     /// What it is ("a regular file").
-    var what: String
+    public var what: String
 
-    var description: String { "fd \(fd) is \(what), not an accessory's device, FIFO or connected socket" }
+    public var description: String { "fd \(fd) is \(what), not an accessory's device, FIFO or connected socket" }
 }

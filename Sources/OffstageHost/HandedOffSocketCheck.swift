@@ -51,7 +51,7 @@ public enum HandedOffSocketCheck {
     }
 
     /// What a file of type `fileType` (the `S_IFMT` bits) is, for a person.
-    static func describe(fileType: mode_t) -> String {
+    public static func describe(fileType: mode_t) -> String {
         switch fileType {
         case S_IFREG: "a regular file"
         case S_IFIFO: "a pipe"
