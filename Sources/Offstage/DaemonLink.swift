@@ -72,14 +72,7 @@ final class DaemonLink: Sendable {
             do {
                 let connection = try VarlinkConnection(path: socketPath)
                 defer { connection.close() }
-                let continued = TaskScheduler.shared.continuedRuns()
-                let report = state.withLock { state in
-                    AppInterface.AttachParameters(
-                        launchCompleted: state.launchCompleted, state: state.appState,
-                        openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) },
-                        continuedTasks: continued)
-                }
-                let replies = try connection.callMore(AppInterface.Method.attach, report, as: AppInterface.AttachReply.self)
+                let replies = try connection.callMore(AppInterface.Method.attach, attachReport(), as: AppInterface.AttachReply.self)
                 // The first reply says who the app is; callbacks that come with it or before go to the main loop
                 // with the stream.
                 var early: [AppInterface.CallbackMessage] = []
@@ -96,17 +89,8 @@ final class DaemonLink: Sendable {
                     let again = attachedBefore
                     attachedBefore = true
                     attached.withLock { $0 = stream }
-                    // A restarted daemon forgot what the app registered for its modes and which background sessions it has
-                    // open: registered and opened again.
                     if again {
-                        VoIPRegistration.shared.reattached(link: self)
-                        AccessoryRegistry.shared.reattached(link: self)
-                        DispatchQueue.main.async {
-                            MainActor.assumeIsolated {
-                                LocationDispatch.shared.reattached()
-                                TransferDispatch.shared.reattached()
-                            }
-                        }
+                        DispatchQueue.main.async { MainActor.assumeIsolated { self.reattached() } }
                     }
                     // Wakes the main loop, which polls the new stream from now on.
                     DispatchQueue.main.async {}
@@ -128,6 +112,28 @@ final class DaemonLink: Sendable {
             // At most a quarter of a second: a daemon restarted by its supervisor finds its apps back at once.
             delay = min(delay * 2, 0.25)
         }
+    }
+
+    /// What the SDK tells a daemon it attaches to: whether did-finish-launching ran, the state the app believes it is
+    /// in, its open background tasks and its running continued-processing tasks (SPEC LC-8).
+    func attachReport() -> AppInterface.AttachParameters {
+        let continued = TaskScheduler.shared.continuedRuns()
+        return state.withLock { state in
+            AppInterface.AttachParameters(
+                launchCompleted: state.launchCompleted, state: state.appState,
+                openTasks: state.openTasks.sorted { $0.key < $1.key }.map { .init(id: $0.key, name: $0.value) },
+                continuedTasks: continued)
+        }
+    }
+
+    /// Attached again to a restarted daemon, which forgot what the app registered for its modes and which background
+    /// sessions it has open: registered and opened again.
+    @MainActor
+    func reattached() {
+        VoIPRegistration.shared.reattached(link: self)
+        AccessoryRegistry.shared.reattached(link: self)
+        LocationDispatch.shared.reattached()
+        TransferDispatch.shared.reattached()
     }
 
     // MARK: A daemon in this process

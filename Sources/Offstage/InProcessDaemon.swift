@@ -56,6 +56,15 @@ public enum InProcessApp {
         Application.shared.handle(callback)
     }
 
+    /// The daemon restarted (its state read back from its store) and adopted this process: the report the SDK attaches
+    /// with, as it would on the socket (whether did-finish-launching ran, the app's state as it believes it is, its
+    /// open background tasks and continued-processing tasks). Call ``reattached()`` once the daemon took it.
+    public static func attachReport() -> AppInterface.AttachParameters { DaemonLink.shared.attachReport() }
+
+    /// The restarted daemon took the report: the SDK registers again what the old daemon knew of the process — its
+    /// VoIP socket and keep-alive, its accessories, its location updates, its open background sessions.
+    public static func reattached() { DaemonLink.shared.reattached() }
+
     /// What the SDK is still doing for the app, off the callbacks it was handed: its background sessions' refreshes
     /// (fetching tasks and giving the finished ones to the delegate). Empty once everything the SDK was asked has
     /// reached the app's code.

@@ -73,17 +73,7 @@ extension DaemonEngine {
             identities[context.connectionID] = (pid, .app(app, pid: pid))
             id = app
         }
-        let report = AttachReport(
-            launchCompleted: parameters.launchCompleted,
-            state: ApplicationState(rawValue: parameters.state) ?? .notRunning,
-            openTasks: parameters.openTasks.map { .init(id: BackgroundTaskID($0.id), name: $0.name) },
-            continuedTasks: (parameters.continuedTasks ?? []).map {
-                .init(
-                    run: $0.run, identifier: $0.identifier,
-                    progress: ContinuedProgress(
-                        completed: max(0, $0.completed), total: max(0, $0.total), title: $0.title, subtitle: $0.subtitle,
-                        reportedAt: now))
-            })
+        let report = AttachReport(parameters, at: now)
         let actions = try appCall { () throws(CoreError) in try core.attached(id, pid: pid, report: report, at: now) }
         streams[id] = AttachStream(pid: pid, connection: context.connectionID, responder: responder)
         responder.replyMore(
