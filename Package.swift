@@ -173,6 +173,8 @@ let package = Package(
 
         // The committed fuzz inputs, replayed by the test targets of the parsers they were found for.
         .target(name: "FuzzInputs", path: "Tests/FuzzInputs", swiftSettings: strict),
+        // The acceptance scenarios written once, run on the test kit and on the real daemon (KIT-4).
+        .target(name: "SharedScenarios", path: "Tests/SharedScenarios", swiftSettings: strict),
         .testTarget(
             name: "OffstageCoreTests",
             dependencies: [
@@ -219,6 +221,14 @@ let package = Package(
         .testTarget(name: "DownloaderTests", dependencies: ["Downloader", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "PlayerTests", dependencies: ["Player", "Offstage", "OffstageTesting"], swiftSettings: strict),
         .testTarget(name: "TrackerTests", dependencies: ["Tracker", "Offstage", "OffstageTesting"], swiftSettings: strict),
+        // The shared scenarios on the test kit, with the example apps' real delegates.
+        .testTarget(
+            name: "KitScenarioTests",
+            dependencies: [
+                "SharedScenarios", "Offstage", "OffstageTesting", "FiniteTask", "ExitsOnSuspend", "NewsApp", "RefreshApp",
+                "ProcessingApp",
+            ],
+            swiftSettings: strict),
         // Processes tests start and end by pid: any helper (gpsfake, a signalling server), a private PulseAudio, a
         // private session bus with the test notification server, a private nginx and the transfer fault server; the
         // Python ones run with python3 from their place in the source tree (found by #filePath).
@@ -251,7 +261,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "OffstageProtocol", "OffstageDaemon", "OffstagePush", "offstaged", "offstage", "offstage-push", "CrashHarness",
-                "TestProcesses",
+                "TestProcesses", "SharedScenarios",
                 // The transfer test's SHA-256 of the served and the downloaded file.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -153,6 +153,29 @@ public final class TestApp {
     public var log: [String] {
         device.host.with { state in state.simulation.log.filter { $0.app == appID }.map(\.message) }
     }
+
+    /// The system's event log about this app with each line's time and kind, oldest first, as `offstage log --app`
+    /// gives it: `callback` lines name each callback (`will-resign-active`), `launch`, `taskRun`, `taskDone`, `exit`,
+    /// `kill` … say what the system did.
+    public var events: [LoggedEvent] {
+        device.host.with { state in
+            state.simulation.log.filter { $0.app == appID }.map {
+                LoggedEvent(at: Date(timeIntervalSince1970: $0.at.secondsSinceEpoch), kind: $0.kind.rawValue, message: $0.message)
+            }
+        }
+    }
+}
+
+/// One line of the system's event log (``TestApp/events``).
+public struct LoggedEvent: Sendable, Hashable, CustomStringConvertible {
+    /// When it happened, on the device's clock.
+    public var at: Date
+    /// What kind of event: `callback`, `launch`, `exit`, `kill`, `taskRun`, `taskDone` … (`offstage log`'s kinds).
+    public var kind: String
+    /// The line itself.
+    public var message: String
+
+    public var description: String { "\(kind): \(message)" }
 }
 
 /// Why one scheduled request runs when it does (SPEC SCH-8).
@@ -165,6 +188,8 @@ public struct TaskExplanation: Sendable, Hashable, CustomStringConvertible {
     public var isRunning: Bool
     /// What holds it back now, one line each (empty when it may run).
     public var holds: [String]
+    /// The controller behind each hold (`time-window`, `power`, `data` …), as `offstage explain --json` names them.
+    public var controllers: [String]
     /// One line for people: why it runs when it runs.
     public var summary: String
 
@@ -173,6 +198,7 @@ public struct TaskExplanation: Sendable, Hashable, CustomStringConvertible {
         kind = status.kind.rawValue
         isRunning = status.run != nil
         holds = status.holds.map { "\($0)" }
+        controllers = status.holds.map(\.controller)
         summary = status.summary
     }
 

@@ -38,6 +38,34 @@ extension TestDevice {
             manifestData: data, file: url.path, format: .propertyList, bundle: url.deletingLastPathComponent(), delegate: delegate)
     }
 
+    /// Installs the app described by its `Info.plist` with some top-level keys replaced: a variant of the app, as a
+    /// platform maker might ship it (`UIApplicationExitsOnSuspend`, other `UIBackgroundModes`, `OffstageLinux`
+    /// arguments). The folder of the file is still the bundle.
+    ///
+    /// - Throws: what `install(infoPlist:delegate:)` throws, and
+    ///   ``TestKitError/invalidArgument(_:)`` when the file is not a property list with a dictionary at its top.
+    @discardableResult
+    public func install(
+        infoPlist url: URL, replacing keys: [String: Any],
+        delegate: @escaping @MainActor (_ environment: [String: String]) -> any ApplicationDelegate
+    ) throws -> TestApp {
+        let data: Data
+        do {
+            let read = try PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil)
+            guard var plist = read as? [String: Any] else {
+                throw TestKitError.invalidArgument("\(url.path): not a dictionary at its top")
+            }
+            plist.merge(keys) { _, replacement in replacement }
+            data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+        } catch let error as TestKitError {
+            throw error
+        } catch {
+            throw TestKitError.invalidArgument("\(url.path): cannot be read as a property list (\(error.localizedDescription))")
+        }
+        return try install(
+            manifestData: data, file: url.path, format: .propertyList, bundle: url.deletingLastPathComponent(), delegate: delegate)
+    }
+
     /// Installs an app declared here rather than in a file: its bundle identifier, `UIBackgroundModes` and
     /// `BGTaskSchedulerPermittedIdentifiers`, checked as an `Info.plist` with those keys would be.
     @discardableResult

@@ -44,12 +44,17 @@ public final class TestDevice {
 
     /// A device at `date` (by default Monday 2026-01-05 08:00 UTC) in `timeZone`, unlocked, on an unmetered network
     /// and battery at 80 %, with nothing installed.
-    public init(
+    public convenience init(
         startingAt date: Date = Date(timeIntervalSince1970: 1_767_600_000), timeZone: TimeZone = TimeZone(identifier: "UTC")!
     ) async {
+        await self.init(startingAt: date, timeZone: timeZone, core: CoreConfiguration())
+    }
+
+    private init(startingAt date: Date, timeZone: TimeZone, core: CoreConfiguration) async {
         await DeviceTurn.shared.take()
         MainSerialExecution.begin()
-        var simulation = Simulation(clock: VirtualClock(start: Instant(secondsSinceEpoch: date.timeIntervalSince1970)))
+        var simulation = Simulation(
+            configuration: core, clock: VirtualClock(start: Instant(secondsSinceEpoch: date.timeIntervalSince1970)))
         var settings = DeviceSettings()
         settings.timeZone = timeZone.identifier
         simulation.setDeviceSettings(settings)
@@ -57,6 +62,24 @@ public final class TestDevice {
         host = KitHost(simulation: simulation, folder: folder)
         bundle = folder.appendingPathComponent("bundle", isDirectory: true)
         read(MachineReading(batteryLevel: 80, charging: false, network: .unmetered))
+    }
+
+    /// A device whose system runs with the settings of an `offstaged` configuration file (`configuration`, its JSON
+    /// text: `{"backgroundTaskBudget": 6, "refreshRuntime": 6}`), as a platform maker ships them; settings not given
+    /// keep the defaults, and settings of the daemon's own (paths, sockets) are ignored here.
+    ///
+    /// - Throws: ``TestKitError/invalidArgument(_:)`` naming the setting that is wrong, as `offstaged --config` refuses it.
+    public convenience init(
+        configuration: String, startingAt date: Date = Date(timeIntervalSince1970: 1_767_600_000),
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    ) async throws {
+        let core: CoreConfiguration
+        do {
+            core = try JSONDecoder().decode(CoreConfiguration.self, from: Data(configuration.utf8))
+        } catch {
+            throw TestKitError.invalidArgument("configuration: \(error)")
+        }
+        await self.init(startingAt: date, timeZone: timeZone, core: core)
     }
 
     isolated deinit {
