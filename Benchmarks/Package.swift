@@ -41,6 +41,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The test kit under measurement, in a process of its own: the harness blocks its main thread while a benchmark
+        // runs, and the kit's devices live on the main actor.
+        .executableTarget(
+            name: "OffstageKitProbe",
+            dependencies: [
+                .product(name: "Offstage", package: "Offstage"),
+                .product(name: "OffstageTesting", package: "Offstage"),
+            ],
+            swiftSettings: strict
+        ),
         // The baselines' other end: an echo server and a 1 Hz timer, with no SDK and no Foundation.
         .executableTarget(name: "OffstageBenchHelper", dependencies: ["OffstageBenchKit"], swiftSettings: strict),
         // The benchmarks. Depending on the daemon, the probe and the helper makes SwiftPM build them (in release,
@@ -51,6 +61,7 @@ let package = Package(
                 "OffstageBenchKit",
                 "OffstageBenchProbe",
                 "OffstageBenchHelper",
+                "OffstageKitProbe",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "offstaged", package: "Offstage"),
                 // The CLI, which the scale benchmark times end to end (`offstage apps`).

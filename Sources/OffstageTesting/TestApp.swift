@@ -59,6 +59,13 @@ public final class TestApp {
     /// Whether a process of the app runs (in any state but not running).
     public var isRunning: Bool { state != .notRunning }
 
+    /// How much the app running now matters to the user when memory is short (SPEC MEM-1), as `offstage apps` shows
+    /// it: `foreground`, `background-user` (audio, location, a continued task the user started), `background-work` (a
+    /// task, a scheduled run, a handler, the grace before suspension) or `suspended`; nil when it is not running.
+    public var memoryBand: String? {
+        device.host.with { $0.simulation.core.memoryBand(of: appID, at: $0.simulation.now)?.rawValue }
+    }
+
     /// Whether the app is suspended now.
     public var isSuspended: Bool { state == .suspended }
 

@@ -35,6 +35,7 @@ struct PlayerTests {
         #expect(app.state == .background)
         #expect(!app.wasSuspended)
         #expect(app.isPlayingAudio)
+        #expect(app.memoryBand == "background-user", "playing for the user: ended after apps working for themselves")
     }
 
     @Test("MODE-1: a call interrupts it in the background: its players are paused at once and it is suspended; when the call ends it hears it may resume, and plays on in the background")
@@ -47,6 +48,7 @@ struct PlayerTests {
         #expect(app.audioSession == "playback, interrupted by an incoming call (a system interruption), inactive")
         try await device.advance(by: .seconds(10 * 60))
         #expect(app.isSuspended, "nothing plays: suspended while the call lasts")
+        #expect(app.memoryBand == "suspended")
         try await device.endAudioInterruption()
         #expect(player.player?.isPlaying == true, "resumed on shouldResume")
         #expect(app.isPlayingAudio)

@@ -25,6 +25,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
+        "Kit: a day of an app on virtual time, against the daemon",
+        configuration: once([Metrics.kitLifecycle, Metrics.daemonLifecycle, Metrics.kitDay, Metrics.kitYear], seconds: 900)
+    ) { benchmark in
+        try KitBenchmark.run(benchmark)
+    }
+
+    Benchmark(
         "Lifecycle: home → frozen, open → active",
         configuration: once([Metrics.homeFrozen, Metrics.rawFreeze, Metrics.openActive, Metrics.rawThaw], seconds: 300)
     ) { benchmark in
