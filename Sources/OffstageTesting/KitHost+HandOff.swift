@@ -28,22 +28,16 @@ extension KitHost {
         var accessory: String?
         switch call {
         case .socket:
-            do {
-                let socket = try HandedOffSocketCheck.check(fd)
-                reply = ModesInterface.HandOffReply(kind: socket.kind.rawValue, domain: socket.domainName)
-            } catch {
-                throw Self.invalid("\(error)", fix: "hand off the connected socket to your signalling server")
-            }
+            let socket = try HandOffChecks.socket(fd)
+            reply = ModesInterface.HandOffReply(kind: socket.kind.rawValue, domain: socket.domainName)
         case .accessorySession(let name):
-            do throws(AccessorySessionError) {
-                reply = ModesInterface.HandOffAccessorySessionReply(kind: try AccessorySessionCheck.check(fd))
-            } catch {
-                throw Self.invalid(error.description, fix: AccessorySessionCheck.fix)
-            }
+            reply = ModesInterface.HandOffAccessorySessionReply(kind: try HandOffChecks.accessorySession(fd))
             accessory = name
         }
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else { throw Self.invalid("fd \(fd) cannot be duplicated (errno \(errno))", fix: "hand off an open descriptor") }
+        guard copy >= 0 else {
+            throw HandOffChecks.invalid("fd \(fd) cannot be duplicated (errno \(errno))", fix: "hand off an open descriptor")
+        }
         return try state.withLock { state throws(VarlinkError) in
             state.calls += 1
             guard let current = state.current else {
@@ -123,11 +117,6 @@ extension KitHost {
         guard poll(&entry, 1, 0) == 1 else { return nil }
         let hangUp = pollReadHangUp | Int16(POLLHUP) | Int16(POLLERR)
         return entry.revents & hangUp != 0
-    }
-
-    /// The hand-off's refusal: `io.offstage.Modes.InvalidArgument` with `message` and `fix`.
-    private static func invalid(_ message: String, fix: String) -> VarlinkError {
-        CoreError(.invalidArgument, message, fix: fix).varlink(in: ModesInterface.name)
     }
 }
 

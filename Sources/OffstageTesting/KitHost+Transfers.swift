@@ -52,7 +52,10 @@ extension KitHost {
                 try transfers.create(request, session: parameters.session, caller: caller, core: &core, at: now)
             }
         } catch {
-            if let spooled { unlink(spooled) }
+            if let spooled {
+                unlink(spooled)
+                state.simulation.uploadSizes[spooled] = nil
+            }
             throw error as? VarlinkError
                 ?? VarlinkError("io.offstage.Protocol.InternalError", parameters: ["message": .string("\(error)")])
         }

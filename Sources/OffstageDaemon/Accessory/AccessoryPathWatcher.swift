@@ -66,7 +66,7 @@ final class AccessoryPathWatcher: Sendable {
         let present = state.withLock { state -> Bool in
             state.watched[key] = Watched(path: path, folder: Self.watchableFolder(of: path), present: false)
             settle([key], &state)
-            let present = Self.exists(path)
+            let present = AccessoryCalls.isPresent(path)
             state.watched[key]?.present = present
             return present
         }
@@ -121,7 +121,7 @@ final class AccessoryPathWatcher: Sendable {
                 var changes: [(Key, Bool)] = []
                 for key in keys {
                     guard let watched = state.watched[key] else { continue }
-                    let present = Self.exists(watched.path)
+                    let present = AccessoryCalls.isPresent(watched.path)
                     if present != watched.present { changes.append((key, present)) }
                     state.watched[key]?.present = present
                 }
@@ -173,9 +173,6 @@ final class AccessoryPathWatcher: Sendable {
             state.folders[watch] = folder
         }
     }
-
-    /// Whether `path` exists, following links (a udev link whose device went away does not count).
-    static func exists(_ path: String) -> Bool { AccessoryCalls.isPresent(path) }
 
     /// The folder of `path`, or its nearest ancestor that exists as a folder.
     static func watchableFolder(of path: String) -> String {

@@ -34,7 +34,7 @@ final class HandedOffChannels: Sendable {
         self.watcher = watcher
         server = SocketHandOffServer(socketPath: path, settings: settings) { peer, fd, method, parameters in
             guard let fd else {
-                return .failure(Self.invalid("no descriptor came with the call", fix: "attach it (SCM_RIGHTS)"))
+                return .failure(HandOffChecks.invalid("no descriptor came with the call", fix: "attach it (SCM_RIGHTS)"))
             }
             // The core decides on the daemon's loop; this thread waits for the answer (the server serves one call at
             // a time), so the descriptor is the loop's only once the core accepted it.
@@ -42,20 +42,10 @@ final class HandedOffChannels: Sendable {
             do throws(VarlinkError) {
                 switch try ModesInterface.HandOffCall(method: method, parameters: parameters) {
                 case .socket:
-                    let socket: HandedOffSocket
-                    do {
-                        socket = try HandedOffSocketCheck.check(fd)
-                    } catch {
-                        throw Self.invalid("\(error)", fix: "hand off the connected socket to your signalling server")
-                    }
+                    let socket = try HandOffChecks.socket(fd)
                     decide = { engine.socketHandedOff(socket, by: peer.pid) }
                 case .accessorySession(let name):
-                    let kind: String
-                    do throws(AccessorySessionError) {
-                        kind = try AccessorySessionCheck.check(fd)
-                    } catch {
-                        throw Self.invalid(error.description, fix: AccessorySessionCheck.fix)
-                    }
+                    let kind = try HandOffChecks.accessorySession(fd)
                     decide = { engine.accessorySessionHandedOff(fd, name: name, kind: kind, by: peer.pid) }
                 }
             } catch {
@@ -128,11 +118,6 @@ final class HandedOffChannels: Sendable {
         }
         if let fd { Glibc.close(fd) }
         watcher.remove(token)
-    }
-
-    /// The hand-off's refusal: `io.offstage.Modes.InvalidArgument` with `message` and `fix`.
-    static func invalid(_ message: String, fix: String) -> VarlinkError {
-        CoreError(.invalidArgument, message, fix: fix).varlink(in: ModesInterface.name)
     }
 }
 

@@ -8,7 +8,7 @@ extension ModesService {
     var accessoryMethods: [String: VarlinkMethodHandler] {
         engine.hostMethods(AccessoryCalls.methods, in: ModesInterface.name) { method, call, caller, core, now throws(VarlinkError) in
             // Whether it is there now is the file system's answer; the watcher reports every change after.
-            try AccessoryCalls.answer(method, call, caller: caller, core: &core, at: now, present: AccessoryPathWatcher.exists)
+            try AccessoryCalls.answer(method, call, caller: caller, core: &core, at: now, present: AccessoryCalls.isPresent)
         }
     }
 }

@@ -45,19 +45,10 @@ extension Simulation {
     public mutating func reboot() {
         var device = core.device
         device.foregroundApp = nil
-        var restarted = OffstageCore(configuration: core.configuration, device: device, numberSeed: core.upcomingNumber)
-        for (_, entry) in core.apps.sorted(by: { $0.key < $1.key }) { restarted.restore(entry.app, durable: entry.durable) }
         processes = [:]
         queue = EventQueue()
-        sockets = [:]
-        accessorySessions = [:]
-        accessoryWatches = [:]
-        core = restarted
         // Transfers come back from their journal: running ones resume from their checkpoints (SPEC TR-6).
-        transferAttempts = [:]
-        perform(core.restoreTransfers(
-            tasks: transferJournal.values.sorted { $0.id < $1.id }, sessions: transferSessionJournal.values.sorted { $0.key < $1.key },
-            relaunches: transferRelaunchJournal))
+        readBackStore(device: device)
         perform(core.advance(to: now))
         perform(core.watchAccessories(at: now))
     }

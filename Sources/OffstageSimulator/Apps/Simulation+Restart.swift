@@ -10,28 +10,18 @@ extension Simulation {
     /// watched for them (handed-off sockets, accessory sessions) went with it; registered accessories are watched
     /// again, and VoIP apps not running are launched, as at boot.
     public mutating func restartDaemon() {
-        let old = core
         let survivors = processes.values.sorted { $0.pid < $1.pid }.map { (app: $0.app, pid: $0.pid) }
-        var device = old.device
+        var device = core.device
         device.interruption = nil
         if let front = device.foregroundApp, !survivors.contains(where: { $0.app == front }) { device.foregroundApp = nil }
-        var restarted = OffstageCore(configuration: old.configuration, device: device, numberSeed: old.upcomingNumber)
-        for (_, entry) in old.apps.sorted(by: { $0.key < $1.key }) { restarted.restore(entry.app, durable: entry.durable) }
-        restarted.restoreNotifications(old.notifications)
-        core = restarted
+        let notifications = core.notifications
         for pid in processes.keys {
             processes[pid]?.attached = false
             processes[pid]?.frozen = false
         }
-        sockets = [:]
-        accessorySessions = [:]
-        accessoryWatches = [:]
-        transferAttempts = [:]
         queue.removeAll { if case .transferAttemptEnds = $0 { true } else { false } }
-        perform(
-            core.restoreTransfers(
-                tasks: transferJournal.values.sorted { $0.id < $1.id },
-                sessions: transferSessionJournal.values.sorted { $0.key < $1.key }, relaunches: transferRelaunchJournal))
+        readBackStore(device: device)
+        core.restoreNotifications(notifications)
         perform(core.adopt(survivors, at: now))
         // Scripted processes attach again at once with what their SDK knows; external ones when their code says so
         // (``externalReattached(_:report:)``).
@@ -50,6 +40,23 @@ extension Simulation {
         restoreHeldPushes(heldPushes.values.sorted { $0.id < $1.id })
         perform(core.watchAccessories(at: now))
         perform(core.launchAtBoot(at: now))
+    }
+
+    /// A new core, on `device`, reads back what the daemon's store keeps of the old one: every app's durable state,
+    /// and the transfer journal (running tasks wait again, to resume from their checkpoints). What the old shell
+    /// watched (handed-off descriptors, accessories) and its transfer attempts go with it.
+    mutating func readBackStore(device: DeviceState) {
+        var restarted = OffstageCore(configuration: core.configuration, device: device, numberSeed: core.upcomingNumber)
+        for (_, entry) in core.apps.sorted(by: { $0.key < $1.key }) { restarted.restore(entry.app, durable: entry.durable) }
+        core = restarted
+        sockets = [:]
+        accessorySessions = [:]
+        accessoryWatches = [:]
+        transferAttempts = [:]
+        perform(
+            core.restoreTransfers(
+                tasks: transferJournal.values.sorted { $0.id < $1.id },
+                sessions: transferSessionJournal.values.sorted { $0.key < $1.key }, relaunches: transferRelaunchJournal))
     }
 
     /// The external app's process `pid`, adopted by a restarted daemon, attached again with what its SDK reports
